@@ -1,0 +1,91 @@
+import { type z } from 'zod';
+import { DecisionRecordedV1 } from './events/audit.js';
+import { ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1 } from './events/approvals.js';
+import { LedgerKeyCompletedV1, LedgerKeyFailedV1, LedgerKeyReservedV1, LedgerKeyTakenOverV1 } from './events/ledger.js';
+import { PolicyBundlePublishedV1 } from './events/policies.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Everything provisioning and code need to know about one topic. */
+export interface TopicSpec {
+  readonly name: string;
+  /** What the record key is (documentation; `recordKey` computes it). */
+  readonly key: string;
+  readonly partitions: number;
+  /** Topic-level configs applied at provisioning, e.g. `message.timestamp.type`. */
+  readonly configs: Readonly<Record<string, string>>;
+  /** The event schemas this topic may carry; empty for the raw dead-letter topic. */
+  readonly events: readonly z.ZodType<{ type: string; version: number; tenant: string; subject: string }>[];
+}
+
+// Time rules (expiry, stale leases, rate windows) read the broker's append time, so
+// every topic of record uses LogAppendTime: a replay sees the same timestamps.
+const appendTime = { 'message.timestamp.type': 'LogAppendTime' } as const;
+
+/** The topic catalog: the only place topic names and configs are written down. */
+export const TOPICS = {
+  audit: {
+    name: 'gatehouse.audit.v1',
+    key: 'tenant/run (envelope tenant and subject)',
+    partitions: 3,
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(90 * DAY_MS) },
+    events: [DecisionRecordedV1],
+  },
+  approvals: {
+    name: 'gatehouse.approvals.v1',
+    key: 'approval id (envelope subject)',
+    partitions: 3,
+    // The fold needs the whole lifecycle of every approval: keep it forever.
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1' },
+    events: [ApprovalRequestedV1, ApprovalDecidedV1, ApprovalExpiredV1],
+  },
+  ledger: {
+    name: 'gatehouse.ledger.v1',
+    key: 'idempotency or rate key (envelope subject)',
+    partitions: 3,
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1' },
+    events: [LedgerKeyReservedV1, LedgerKeyCompletedV1, LedgerKeyFailedV1, LedgerKeyTakenOverV1],
+  },
+  policies: {
+    name: 'gatehouse.policies.v1',
+    key: 'policy set id (envelope subject)',
+    partitions: 1,
+    configs: { ...appendTime, 'cleanup.policy': 'compact', 'min.compaction.lag.ms': String(DAY_MS) },
+    events: [PolicyBundlePublishedV1],
+  },
+  deadLetter: {
+    name: 'gatehouse.dead-letter.v1',
+    key: 'original topic/partition/offset',
+    partitions: 1,
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(30 * DAY_MS) },
+    events: [],
+  },
+} as const satisfies Record<string, TopicSpec>;
+
+export type TopicId = keyof typeof TOPICS;
+export type TopicName = (typeof TOPICS)[TopicId]['name'];
+
+/** Every topic spec, in catalog order. */
+export const TOPIC_LIST: readonly TopicSpec[] = Object.values(TOPICS);
+
+/** The spec of a topic by name, or undefined when the name is not in the catalog. */
+export function topicByName(name: string): TopicSpec | undefined {
+  return TOPIC_LIST.find((t) => t.name === name);
+}
+
+/** The events a topic carries, as a union of their parsed types. */
+export type TopicEvent<T extends TopicId> = z.infer<(typeof TOPICS)[T]['events'][number]>;
+
+/** The record key of an event on its topic: keeps one subject's events in one partition, in order. */
+export function recordKey(event: { tenant: string; subject: string }, topic: TopicSpec): string {
+  return topic.name === TOPICS.audit.name ? `${event.tenant}/${event.subject}` : event.subject;
+}
+
+/**
+ * The topic's name on the cluster. A namespace prefixes every name, so tests (a random
+ * namespace per test) and side-by-side environments never share a topic.
+ */
+export function topicName(topicId: TopicId, namespace?: string): string {
+  const name = TOPICS[topicId].name;
+  return namespace ? `${namespace}.${name}` : name;
+}

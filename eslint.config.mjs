@@ -1,0 +1,40 @@
+import js from '@eslint/js';
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', '.gatehouse/**', '**/coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'scope:contracts', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib'] },
+            { sourceTag: 'scope:service-lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib'] },
+            {
+              sourceTag: 'scope:service',
+              onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib', 'scope:service-lib'],
+            },
+            {
+              sourceTag: 'scope:system-test',
+              onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib', 'scope:service-lib'],
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.mjs'],
+    languageOptions: { globals: { console: 'readonly', process: 'readonly' } },
+  },
+);

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The main job (README): installs what is missing, starts Kafka and PostgreSQL, provisions
+# the topics, builds and starts the four services, waits until each health endpoint
+# answers and prints where they listen. Then it stops what it started, unless --keep.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+keep=no
+for arg in "$@"; do
+  case "$arg" in
+    --keep) keep=yes ;;
+    *) echo "usage: npm run demo [-- --keep]" >&2; exit 2 ;;
+  esac
+done
+
+ensure_dependencies
+started_kafka=no
+if ! bash infra/kafka/kafka.sh status >/dev/null 2>&1; then started_kafka=yes; fi
+bash infra/scripts/infra.sh up
+build_all >/dev/null
+echo "demo: services built"
+
+SERVICES="policy:4101 approval:4102 idempotency-ledger:4103 audit-export:4104"
+run_dir="$GATEHOUSE_STATE_DIR/services"
+mkdir -p "$run_dir"
+stop_services() {
+  for entry in $SERVICES; do
+    local name=${entry%%:*} pid_file="$run_dir/${entry%%:*}.pid"
+    [ -f "$pid_file" ] || continue
+    local pid
+    pid=$(cat "$pid_file")
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid"
+      for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+      echo "demo: stopped $name"
+    fi
+    rm -f "$pid_file"
+  done
+}
+cleanup() {
+  if [ "$keep" = no ]; then
+    stop_services
+    if [ "$started_kafka" = yes ]; then bash infra/kafka/kafka.sh stop; fi
+  fi
+}
+trap cleanup EXIT
+
+for entry in $SERVICES; do
+  name=${entry%%:*}
+  pid_file="$run_dir/$name.pid"
+  if [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then
+    echo "demo: $name already running (pid $(cat "$pid_file"))"
+    continue
+  fi
+  node "services/$name/dist/main.js" >"$run_dir/$name.log" 2>&1 &
+  echo $! >"$pid_file"
+done
+
+printf '\n%-20s %-28s %s\n' SERVICE URL HEALTH
+failed=0
+for entry in $SERVICES; do
+  name=${entry%%:*} port=${entry##*:}
+  url="http://127.0.0.1:$port"
+  status=down
+  deadline=$((SECONDS + 90))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    if body=$(curl -fsS --max-time 3 "$url/health" 2>/dev/null); then status=$body; break; fi
+    if ! kill -0 "$(cat "$run_dir/$name.pid")" 2>/dev/null; then status="exited (see $run_dir/$name.log)"; break; fi
+    sleep 0.5
+  done
+  printf '%-20s %-28s %s\n' "$name" "$url" "$status"
+  case "$status" in '{'*'"status":"ok"'*) ;; *) failed=1 ;; esac
+done
+echo
+echo "kafka:    127.0.0.1:${GATEHOUSE_KAFKA_PORT:-9092} (topics: gatehouse.audit.v1, gatehouse.approvals.v1, gatehouse.ledger.v1, gatehouse.policies.v1, gatehouse.dead-letter.v1)"
+echo "postgres: 127.0.0.1:5432/gatehouse (one schema per service)"
+echo "logs:     $run_dir/<service>.log, $GATEHOUSE_STATE_DIR/kafka/logs/"
+if [ "$failed" -ne 0 ]; then
+  echo "demo: a service is not healthy" >&2
+  exit 1
+fi
+if [ "$keep" = yes ]; then
+  echo "demo: running; stop everything with: npm run infra:down"
+else
+  echo "demo: all four services healthy; stopping (run 'npm run demo -- --keep' to leave them running)"
+fi

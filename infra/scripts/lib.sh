@@ -1,0 +1,28 @@
+# Shared by the scripts in this folder: repository root, dependency install, Node 22 on PATH.
+# shellcheck shell=bash
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export GATEHOUSE_STATE_DIR=${GATEHOUSE_STATE_DIR:-$ROOT/.gatehouse}
+# Nx: no daemon, no cloud, no interactive terminal UI (CI and scripts read plain output).
+export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false NX_SKIP_NX_CACHE=${NX_SKIP_NX_CACHE:-false}
+
+# Installs npm dependencies (and with them Node 22, the `node` devDependency) when they are
+# missing or older than package-lock.json. The first install runs on the host's npm/Node.
+ensure_dependencies() {
+  local marker="$ROOT/node_modules/.package-lock.json"
+  if [ ! -x "$ROOT/node_modules/.bin/node" ] || [ ! -f "$marker" ] || [ "$ROOT/package-lock.json" -nt "$marker" ]; then
+    echo "setup: installing npm dependencies (npm ci)"
+    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  export PATH="$ROOT/node_modules/.bin:$PATH"
+  local version
+  version=$(node -p 'process.versions.node')
+  case "$version" in
+    22.*) ;;
+    *) echo "setup: expected Node 22 from node_modules/.bin, found $version" >&2; return 1 ;;
+  esac
+}
+
+# Builds every project (tsc -b through Nx, cached).
+build_all() {
+  (cd "$ROOT" && nx run-many -t build --outputStyle=static)
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The test command (README): installs what is missing, starts the infrastructure, builds,
+# typechecks, lints and runs every project's tests, then stops what it started.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+ensure_dependencies
+
+# The tests get a broker of their own: fresh data every run, its own ports, so a broker
+# left running by `npm run demo -- --keep` is neither reused nor disturbed.
+export GATEHOUSE_STATE_DIR="$ROOT/.gatehouse/test"
+export GATEHOUSE_KAFKA_PORT=${GATEHOUSE_TEST_KAFKA_PORT:-19092}
+export GATEHOUSE_KAFKA_CONTROLLER_PORT=${GATEHOUSE_TEST_KAFKA_CONTROLLER_PORT:-19093}
+export GATEHOUSE_KAFKA_BROKERS="127.0.0.1:$GATEHOUSE_KAFKA_PORT"
+cleanup() { bash infra/kafka/kafka.sh stop || true; }
+trap cleanup EXIT
+bash infra/kafka/kafka.sh reset >/dev/null
+
+bash infra/scripts/infra.sh up
+echo "test: build"
+build_all
+echo "test: typecheck and lint"
+nx run-many -t typecheck lint --outputStyle=static
+echo "test: tests"
+# One project at a time: the integration specs share one broker on a 2-core machine.
+nx run-many -t test --parallel=1 --outputStyle=stream

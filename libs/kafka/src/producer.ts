@@ -1,0 +1,128 @@
+import { encodeEvent, recordKey, type TopicEvent, type TopicId, topicName, TOPICS } from '@gatehouse/contracts';
+import { type Kafka, type Producer } from 'kafkajs';
+import { CompressionTypes, Partitioners } from './kafkajs.js';
+import { type PoisonRecord } from './records.js';
+
+/** Where an appended record landed. */
+export interface AppendResult {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+}
+
+/**
+ * Idempotent producer (acks=all, one in-flight request, so broker-side de-duplication
+ * keeps order across retries). Every event is validated against its contract first.
+ */
+export class EventProducer {
+  private constructor(
+    private readonly producer: Producer,
+    private readonly namespace: string | undefined,
+  ) {}
+
+  /** `namespace` prefixes every topic name (see `topicName`). */
+  static async connect(kafka: Kafka, options: { namespace?: string } = {}): Promise<EventProducer> {
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    await producer.connect();
+    return new EventProducer(producer, options.namespace);
+  }
+
+  /** Validates and appends one event; resolves once all in-sync replicas have it. */
+  async publish<T extends TopicId>(topicId: T, event: TopicEvent<T>): Promise<AppendResult> {
+    const topic = TOPICS[topicId];
+    const name = topicName(topicId, this.namespace);
+    const value = encodeEvent(topicId, event);
+    const [meta] = await this.producer.send({
+      topic: name,
+      acks: -1,
+      compression: CompressionTypes.None,
+      messages: [{ key: recordKey(event, topic), value, headers: { 'gatehouse-type': event.type } }],
+    });
+    if (!meta) throw new Error('kafka returned no record metadata');
+    return { topic: name, partition: meta.partition, offset: String(meta.baseOffset ?? meta.offset ?? '-1') };
+  }
+
+  /** Parks a record that could not be decoded or handled, with the reason, on the dead-letter topic. */
+  async deadLetter(poison: PoisonRecord): Promise<void> {
+    await this.producer.send({
+      topic: topicName('deadLetter', this.namespace),
+      acks: -1,
+      messages: [
+        {
+          key: `${poison.topic}/${poison.partition}/${poison.offset}`,
+          value: poison.value,
+          headers: {
+            'gatehouse-dlq-topic': poison.topic,
+            'gatehouse-dlq-partition': String(poison.partition),
+            'gatehouse-dlq-offset': poison.offset,
+            'gatehouse-dlq-code': poison.code,
+            'gatehouse-dlq-reason': poison.reason,
+            ...(poison.key === null ? {} : { 'gatehouse-dlq-key': poison.key }),
+          },
+        },
+      ],
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.producer.disconnect();
+  }
+}
+
+/** The writes of one Kafka transaction. */
+export interface TransactionScope {
+  publish<T extends TopicId>(topicId: T, event: TopicEvent<T>): Promise<void>;
+}
+
+/**
+ * A transactional producer: the events appended inside `run` become visible to
+ * read-committed consumers all together, or not at all when `run` throws.
+ */
+export class TransactionalEventProducer {
+  private constructor(
+    private readonly producer: Producer,
+    private readonly namespace: string | undefined,
+  ) {}
+
+  static async connect(kafka: Kafka, transactionalId: string, options: { namespace?: string } = {}): Promise<TransactionalEventProducer> {
+    const producer = kafka.producer({
+      transactionalId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    await producer.connect();
+    return new TransactionalEventProducer(producer, options.namespace);
+  }
+
+  async run<R>(work: (tx: TransactionScope) => Promise<R>): Promise<R> {
+    const transaction = await this.producer.transaction();
+    try {
+      const result = await work({
+        publish: async (topicId, event) => {
+          const topic = TOPICS[topicId];
+          await transaction.send({
+            topic: topicName(topicId, this.namespace),
+            acks: -1,
+            messages: [{ key: recordKey(event, topic), value: encodeEvent(topicId, event), headers: { 'gatehouse-type': event.type } }],
+          });
+        },
+      });
+      await transaction.commit();
+      return result;
+    } catch (error) {
+      await transaction.abort();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.producer.disconnect();
+  }
+}

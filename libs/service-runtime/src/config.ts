@@ -1,0 +1,63 @@
+import { GatehouseError } from '@gatehouse/contracts';
+import { KAFKA_BROKERS_ENV, type KafkaConnectionConfig, kafkaConfigFromEnv } from '@gatehouse/kafka';
+import { DATABASE_NAME, type ServiceDescriptor } from './services.js';
+
+/** Environment variables every service reads. docker-compose.yml sets the same names. */
+export const ENV = {
+  kafkaBrokers: KAFKA_BROKERS_ENV,
+  /** postgres://user[:password]@host:port/db; the password may instead come from GATEHOUSE_DATABASE_PASSWORD_FILE. */
+  databaseUrl: 'GATEHOUSE_DATABASE_URL',
+  databasePasswordFile: 'GATEHOUSE_DATABASE_PASSWORD_FILE',
+  /** HTTP port; default from the service catalog. */
+  port: 'GATEHOUSE_PORT',
+  /** Interface to bind; 127.0.0.1 unless a container needs 0.0.0.0. */
+  host: 'GATEHOUSE_HOST',
+  /** Optional prefix of every topic name (isolated environments, tests). */
+  topicNamespace: 'GATEHOUSE_TOPIC_NAMESPACE',
+  /** How long start-up waits for the broker before failing, ms (default 60000). */
+  kafkaConnectDeadlineMs: 'GATEHOUSE_KAFKA_CONNECT_DEADLINE_MS',
+} as const;
+
+export interface ServiceConfig {
+  readonly service: ServiceDescriptor;
+  readonly host: string;
+  readonly port: number;
+  readonly kafka: KafkaConnectionConfig;
+  readonly kafkaConnectDeadlineMs: number;
+  readonly topicNamespace: string | undefined;
+  readonly database: { readonly url: string; readonly schema: string };
+}
+
+function invalid(variable: string, expectation: string): GatehouseError {
+  return new GatehouseError('CONFIG.INVALID', `${variable} ${expectation}`, { category: 'validation', details: { variable } });
+}
+
+/** Reads and validates a service's configuration; a bad value is a typed error naming the variable. */
+export function serviceConfigFromEnv(service: ServiceDescriptor, env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const rawPort = env[ENV.port] ?? String(service.port);
+  const port = Number(rawPort);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) throw invalid(ENV.port, 'must be a TCP port number');
+  const url = env[ENV.databaseUrl] ?? `postgres://${service.dbRole}@127.0.0.1:5432/${DATABASE_NAME}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalid(ENV.databaseUrl, 'must be a postgres:// URL');
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') throw invalid(ENV.databaseUrl, 'must be a postgres:// URL');
+  const namespace = env[ENV.topicNamespace];
+  if (namespace !== undefined && !/^[a-z0-9][a-z0-9-]{0,62}$/.test(namespace)) {
+    throw invalid(ENV.topicNamespace, 'must be lower-case letters, digits and dashes');
+  }
+  const deadline = Number(env[ENV.kafkaConnectDeadlineMs] ?? 60_000);
+  if (!Number.isInteger(deadline) || deadline < 0) throw invalid(ENV.kafkaConnectDeadlineMs, 'must be a whole number of milliseconds');
+  return {
+    service,
+    kafkaConnectDeadlineMs: deadline,
+    host: env[ENV.host] ?? '127.0.0.1',
+    port,
+    kafka: kafkaConfigFromEnv(`gatehouse-${service.name}`, env),
+    topicNamespace: namespace || undefined,
+    database: { url, schema: service.schema },
+  };
+}

@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import { GatehouseError } from '@gatehouse/contracts';
+import { DataSource, type EntityManager, type MigrationInterface, type QueryRunner } from 'typeorm';
+
+export type MigrationClass = new () => MigrationInterface;
+
+export interface ServiceDatabaseOptions {
+  readonly url: string;
+  readonly schema: string;
+  readonly migrations: readonly MigrationClass[];
+  /** File holding the password, when it is not in the URL (mounted secrets). */
+  readonly passwordFile?: string | undefined;
+}
+
+function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) {
+    throw new GatehouseError('DATABASE.INVALID_IDENTIFIER', 'schema names are lower-case identifiers', { category: 'validation' });
+  }
+  return `"${name}"`;
+}
+
+/**
+ * Opens the service's database, creates its schema when missing and runs its TypeORM
+ * migrations (each in its own transaction). `synchronize` is never used.
+ */
+export async function openServiceDatabase(options: ServiceDatabaseOptions): Promise<DataSource> {
+  const password = options.passwordFile ? readFileSync(options.passwordFile, 'utf8').trim() : undefined;
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: options.url,
+    ...(password === undefined ? {} : { password }),
+    schema: options.schema,
+    migrations: [...options.migrations],
+    migrationsTableName: 'typeorm_migrations',
+    synchronize: false,
+    logging: ['error'],
+    extra: { max: 10, connectionTimeoutMillis: 5_000, application_name: `gatehouse-${options.schema}` },
+  });
+  try {
+    await dataSource.initialize();
+  } catch (cause) {
+    throw new GatehouseError('DATABASE.UNAVAILABLE', 'cannot connect to PostgreSQL', { category: 'unavailable', retryable: true, cause });
+  }
+  try {
+    // CREATE SCHEMA checks the database privilege before IF NOT EXISTS: look first, so a
+    // role that owns an existing schema but may not create schemas still starts.
+    const rows: unknown[] = await dataSource.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [options.schema]);
+    if (rows.length === 0) await dataSource.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(options.schema)}`);
+    await dataSource.runMigrations({ transaction: 'each' });
+  } catch (cause) {
+    await dataSource.destroy();
+    if (cause instanceof GatehouseError) throw cause;
+    throw new GatehouseError('DATABASE.MIGRATION_FAILED', 'database migrations failed', { category: 'internal', cause });
+  }
+  return dataSource;
+}
+
+/** The schema a migration runs in (the DataSource's configured schema). */
+export function migrationSchema(queryRunner: QueryRunner): string {
+  const schema = (queryRunner.connection.options as { schema?: string }).schema;
+  return quoteIdent(schema ?? 'public');
+}
+
+/**
+ * The first migration of every service: where projections keep the next offset to
+ * read per partition, written in the same transaction as the rows they change.
+ */
+export class CreateProjectionOffsets1764489600000 implements MigrationInterface {
+  name = 'CreateProjectionOffsets1764489600000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const schema = migrationSchema(queryRunner);
+    await queryRunner.query(`
+      CREATE TABLE ${schema}.projection_offsets (
+        projection text NOT NULL,
+        topic text NOT NULL,
+        partition integer NOT NULL CHECK (partition >= 0),
+        next_offset bigint NOT NULL CHECK (next_offset >= 0),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (projection, topic, partition)
+      )`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE ${migrationSchema(queryRunner)}.projection_offsets`);
+  }
+}
+
+/** Reads and writes projection offsets; call `save` inside the projection's transaction. */
+export class ProjectionOffsets {
+  constructor(
+    private readonly schema: string,
+    private readonly projection: string,
+  ) {
+    quoteIdent(schema);
+  }
+
+  /** Next offset to read, per partition, for `topic` (empty: replay from offset 0). */
+  async load(manager: EntityManager, topic: string): Promise<Record<number, string>> {
+    const rows: { partition: number; next_offset: string }[] = await manager.query(
+      `SELECT partition, next_offset FROM ${quoteIdent(this.schema)}.projection_offsets WHERE projection = $1 AND topic = $2`,
+      [this.projection, topic],
+    );
+    return Object.fromEntries(rows.map((r) => [r.partition, String(r.next_offset)]));
+  }
+
+  /** Records that everything before `nextOffset` is applied. Never moves backwards. */
+  async save(manager: EntityManager, topic: string, partition: number, nextOffset: string): Promise<void> {
+    await manager.query(
+      `INSERT INTO ${quoteIdent(this.schema)}.projection_offsets (projection, topic, partition, next_offset)
+       VALUES ($1, $2, $3, $4)
+       ON CONFLICT (projection, topic, partition)
+       DO UPDATE SET next_offset = GREATEST(projection_offsets.next_offset, EXCLUDED.next_offset), updated_at = now()`,
+      [this.projection, topic, partition, nextOffset],
+    );
+  }
+}

@@ -1,0 +1,57 @@
+import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { createKafkaClient } from '@gatehouse/kafka';
+import { type Admin, type Kafka } from 'kafkajs';
+import { type DataSource } from 'typeorm';
+import { ENV, type ServiceConfig } from './config.js';
+import { type MigrationClass, openServiceDatabase } from './database.js';
+import { connectKafkaAdmin } from './health.js';
+import { HealthController } from './health.controller.js';
+import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, SERVICE_CONFIG } from './tokens.js';
+
+export interface ServiceRuntimeOptions {
+  readonly config: ServiceConfig;
+  /** The service's TypeORM migrations, in order. */
+  readonly migrations: readonly MigrationClass[];
+}
+
+/**
+ * What every gatehouse service shares: configuration, the Kafka client, the migrated
+ * database and the health endpoint. Global, so feature modules can inject the tokens.
+ */
+@Module({})
+export class ServiceRuntimeModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(KAFKA_ADMIN) private readonly admin: Admin,
+  ) {}
+
+  static forRoot(options: ServiceRuntimeOptions): DynamicModule {
+    return {
+      module: ServiceRuntimeModule,
+      global: true,
+      controllers: [HealthController],
+      providers: [
+        { provide: SERVICE_CONFIG, useValue: options.config },
+        { provide: KAFKA, useFactory: () => createKafkaClient(options.config.kafka) },
+        // Start-up fails (non-zero exit) when the broker does not answer within the deadline.
+        { provide: KAFKA_ADMIN, inject: [KAFKA], useFactory: (kafka: Kafka) => connectKafkaAdmin(kafka, options.config.kafkaConnectDeadlineMs) },
+        {
+          provide: DATA_SOURCE,
+          useFactory: () =>
+            openServiceDatabase({
+              url: options.config.database.url,
+              schema: options.config.database.schema,
+              migrations: options.migrations,
+              passwordFile: process.env[ENV.databasePasswordFile],
+            }),
+        },
+      ],
+      exports: [SERVICE_CONFIG, KAFKA, KAFKA_ADMIN, DATA_SOURCE],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.admin.disconnect();
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
+}

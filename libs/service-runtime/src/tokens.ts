@@ -1,0 +1,5 @@
+/** Injection tokens of the runtime module (strings, never class names). */
+export const SERVICE_CONFIG = 'gatehouse:service-config';
+export const DATA_SOURCE = 'gatehouse:data-source';
+export const KAFKA = 'gatehouse:kafka';
+export const KAFKA_ADMIN = 'gatehouse:kafka-admin';

@@ -1,0 +1,60 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createKafkaClient } from '@gatehouse/kafka';
+
+// A broker of its own (state dir and ports), so this spec cannot disturb the suite's broker.
+const root = path.resolve(import.meta.dirname, '../..');
+const script = path.join(root, 'infra/kafka/kafka.sh');
+const stateDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-infra-'));
+const env = {
+  ...process.env,
+  GATEHOUSE_STATE_DIR: stateDir,
+  GATEHOUSE_KAFKA_PORT: '29092',
+  GATEHOUSE_KAFKA_CONTROLLER_PORT: '29093',
+};
+
+function kafkaSh(command: string): { code: number | null; out: string } {
+  const result = spawnSync('bash', [script, command], { env, encoding: 'utf8', timeout: 240_000 });
+  return { code: result.status, out: `${result.stdout}${result.stderr}` };
+}
+
+function brokerPids(): string[] {
+  const out = spawnSync('pgrep', ['-f', '--', `-Dgatehouse.kafka=${stateDir}`], { encoding: 'utf8' }).stdout;
+  return out.split('\n').filter((l) => l.trim().length > 0);
+}
+
+afterAll(() => {
+  kafkaSh('stop');
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('infra/kafka/kafka.sh', () => {
+  it('starts one broker, reuses it on a second start, and stops leaving no process', async () => {
+    const first = kafkaSh('start');
+    expect(first.code).toBe(0);
+    expect(brokerPids()).toHaveLength(1);
+
+    const kafka = createKafkaClient({ brokers: ['127.0.0.1:29092'], clientId: 'infra-spec' });
+    const admin = kafka.admin();
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    await admin.disconnect();
+    expect(cluster.brokers).toHaveLength(1);
+
+    const second = kafkaSh('start');
+    expect(second.code).toBe(0);
+    expect(second.out).toContain('already running');
+    expect(brokerPids()).toHaveLength(1);
+    expect(kafkaSh('status').code).toBe(0);
+
+    const stop = kafkaSh('stop');
+    expect(stop.code).toBe(0);
+    expect(brokerPids()).toHaveLength(0);
+    expect(kafkaSh('status').code).toBe(3);
+    // Logs went to files, not the console.
+    expect(execFileSync('ls', [path.join(stateDir, 'kafka/logs')], { encoding: 'utf8' })).toContain('server.log');
+  });
+});

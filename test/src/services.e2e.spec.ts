@@ -1,0 +1,94 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { SERVICES } from '@gatehouse/service-runtime';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const running: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+function start(name: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  // process.execPath is the Node 22 running this test: the services run on it too.
+  const child = spawn(process.execPath, [path.join(root, `services/${name}/dist/main.js`)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.push(child);
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  return { child, output: () => output };
+}
+
+async function healthy(port: number, child: ChildProcess, timeoutMs = 60_000): Promise<{ status: number; body: Record<string, unknown> }> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/health`);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error('health endpoint never answered');
+}
+
+describe('services as processes', () => {
+  it.each(Object.values(SERVICES).map((s) => [s.name]))(
+    '%s starts, reports Kafka and PostgreSQL healthy, and exits 0 on SIGTERM',
+    async (name) => {
+      const port = await freePort();
+      const { child, output } = start(name, { GATEHOUSE_PORT: String(port) });
+      const { status, body } = await healthy(port, child);
+      expect(status).toBe(200);
+      expect(body).toMatchObject({
+        service: name,
+        status: 'ok',
+        checks: { kafka: { status: 'up', brokers: 1 }, database: { status: 'up' } },
+      });
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).toBe(0);
+      expect(output()).toContain(`listening on http://127.0.0.1:${port}`);
+      expect(output()).toContain('"message":"stopped"');
+    },
+  );
+
+  it('refuses to start with a malformed configuration and names the variable', async () => {
+    const { child, output } = start('policy', { GATEHOUSE_PORT: 'not-a-port' });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    const line = JSON.parse(output().trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+    expect(line).toMatchObject({ level: 'error', service: 'policy', code: 'CONFIG.INVALID' });
+    expect(String(line['message'])).toContain('GATEHOUSE_PORT');
+  });
+
+  it('fails start-up with KAFKA.UNAVAILABLE when no broker answers', async () => {
+    const port = await freePort();
+    const deadBroker = await freePort();
+    const { child, output } = start('approval', {
+      GATEHOUSE_PORT: String(port),
+      GATEHOUSE_KAFKA_BROKERS: `127.0.0.1:${deadBroker}`,
+      GATEHOUSE_KAFKA_CONNECT_DEADLINE_MS: '2000',
+    });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    expect(output()).toContain('"code":"KAFKA.UNAVAILABLE"');
+  });
+});
