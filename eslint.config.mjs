@@ -15,7 +15,8 @@ export default tseslint.config(
         'error',
         {
           enforceBuildableLibDependency: false,
-          allow: [],
+          // Shared test tooling at the workspace root (not a project of its own).
+          allow: ['tools/readme-examples\.mjs$'],
           depConstraints: [
             { sourceTag: 'scope:contracts', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib'] },

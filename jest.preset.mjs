@@ -30,6 +30,7 @@ export function createJestConfig(projectDir) {
     testEnvironmentOptions: { customExportConditions: ['@gatehouse/source', 'node', 'node-addons'] },
     // Integration specs share one broker; a slow 2-core machine needs headroom.
     testTimeout: 60_000,
+    reporters: ['default', path.join(import.meta.dirname, 'tools/jest-summary-reporter.mjs')],
     maxWorkers: 1,
   };
 }

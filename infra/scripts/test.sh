@@ -24,5 +24,19 @@ build_all
 echo "test: typecheck and lint"
 nx run-many -t typecheck lint --outputStyle=static
 echo "test: tests"
+export GATEHOUSE_TEST_RESULTS_DIR="$GATEHOUSE_STATE_DIR/test-results"
+rm -rf "$GATEHOUSE_TEST_RESULTS_DIR"
 # One project at a time: the integration specs share one broker on a 2-core machine.
-nx run-many -t test --parallel=1 --outputStyle=stream
+status=0
+nx run-many -t test --parallel=1 --outputStyle=stream || status=$?
+# One closing line for the whole workspace.
+node -e '
+  const fs = require("fs"), path = require("path"), dir = process.argv[1];
+  const t = { passed: 0, failed: 0, skipped: 0 };
+  for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    const c = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"));
+    for (const k of Object.keys(t)) t[k] += c[k];
+  }
+  console.log(`${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
+' "$GATEHOUSE_TEST_RESULTS_DIR"
+exit "$status"
