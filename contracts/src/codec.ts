@@ -6,12 +6,16 @@ import { type TopicEvent, type TopicId, TOPICS, type TopicSpec } from './topics.
 
 type AnyEventSchema = TopicSpec['events'][number];
 
+/** The wire identity (`type`, `version`) an event schema declares. */
+export function eventIdentity(schema: AnyEventSchema): { type: string; version: number } {
+  const shape = (schema as unknown as z.ZodObject).shape as Record<string, z.ZodType>;
+  return { type: (shape['type'] as z.ZodLiteral<string>).value, version: (shape['version'] as z.ZodLiteral<number>).value };
+}
+
 function findSchema(topic: TopicSpec, type: string, version: number): AnyEventSchema | undefined {
   return topic.events.find((schema) => {
-    const shape = (schema as unknown as z.ZodObject).shape as Record<string, z.ZodType>;
-    const literalType = shape['type'] as z.ZodLiteral<string>;
-    const literalVersion = shape['version'] as z.ZodLiteral<number>;
-    return literalType.value === type && literalVersion.value === version;
+    const identity = eventIdentity(schema);
+    return identity.type === type && identity.version === version;
   });
 }
 
@@ -89,9 +93,7 @@ export function createEvent<S extends AnyEventSchema>(
   meta: Omit<EnvelopeMeta, 'id' | 'time'> & Partial<Pick<EnvelopeMeta, 'id' | 'time'>>,
   payload: EventOf<S> extends { payload: infer P } ? P : never,
 ): z.infer<S> {
-  const shape = (schema as unknown as z.ZodObject).shape as Record<string, z.ZodType>;
-  const type = (shape['type'] as z.ZodLiteral<string>).value;
-  const version = (shape['version'] as z.ZodLiteral<number>).value;
+  const { type, version } = eventIdentity(schema);
   const candidate = { id: randomUUID(), time: new Date().toISOString(), ...meta, type, version, payload };
   const parsed = schema.safeParse(candidate);
   if (!parsed.success) throw issueToError('(new event)', type, parsed.error);

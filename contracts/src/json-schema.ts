@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventIdentity } from './codec.js';
 import { TOPIC_LIST } from './topics.js';
 
 export interface ExportedEventSchema {
@@ -16,9 +17,7 @@ export function exportEventJsonSchemas(): ExportedEventSchema[] {
   const out: ExportedEventSchema[] = [];
   for (const topic of TOPIC_LIST) {
     for (const schema of topic.events) {
-      const shape = (schema as unknown as z.ZodObject).shape as Record<string, z.ZodType>;
-      const type = (shape['type'] as z.ZodLiteral<string>).value;
-      const version = (shape['version'] as z.ZodLiteral<number>).value;
+      const { type, version } = eventIdentity(schema);
       const id = `${type}.v${version}`;
       const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', unrepresentable: 'throw' });
       out.push({
