@@ -48,6 +48,13 @@ export const DecisionRecordedV1 = defineEvent(
     policy: PolicyRefSchema.optional(),
     redactedPaths: z.array(z.string()).default([]),
     durationMs: z.number().nonnegative().optional(),
+    /** Names of what matched (detector or policy names), never the matched text. */
+    detections: z.array(z.string().max(128)).optional(),
+    /** Scalar facts about the decision (counts, flags); never inspected content. */
+    attributes: z.record(z.string(), z.union([z.string().max(256), z.number(), z.boolean()])).optional(),
+    /** Which gate path led here (e.g. `generate`, `stream`, `http-start`), from trusted context. */
+    entryPath: z.string().min(1).max(128).optional(),
+    threadId: z.string().min(1).optional(),
   }),
 );
 export type DecisionRecorded = z.infer<typeof DecisionRecordedV1>;
