@@ -1,4 +1,7 @@
-// @gatehouse/guard: what an agent process imports. The agent boundary, the tool
-// boundary and the guardrail port land here (see the issues); this entry point
-// re-exports the contracts an agent process needs to read decisions and errors.
+// @gatehouse/guard: what an agent process imports. Subpaths: ./agent, ./policy-engine,
+// ./rbac, ./audit (and ./testing for tests). The root re-exports all of them.
+export * from './agent/index.js';
+export * from './policy-engine/index.js';
+export * from './rbac/index.js';
+export * from './audit/index.js';
 export { GatehouseError, isGatehouseError } from '@gatehouse/contracts';

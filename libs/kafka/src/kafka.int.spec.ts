@@ -132,6 +132,35 @@ describe('idempotent producer and replay', () => {
     }
   });
 
+  it('appends a batch in one request, in order per key, and sends nothing when one event is invalid', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const producer = await EventProducer.connect(kafka, { namespace });
+    try {
+      const batch = [
+        decision('acme', 'run-a', 'A1'),
+        decision('acme', 'run-b', 'B1'),
+        decision('acme', 'run-a', 'A2'),
+        decision('acme', 'run-b', 'B2'),
+        decision('acme', 'run-a', 'A3'),
+      ];
+      const appended = await producer.publishMany('audit', batch);
+      expect(appended.length).toBeGreaterThanOrEqual(1);
+      expect(appended.every((a) => a.topic === topicName('audit', namespace))).toBe(true);
+
+      const invalid = { ...decision('acme', 'run-a', 'never'), tenant: '' };
+      await expect(producer.publishMany('audit', [decision('acme', 'run-a', 'never-either'), invalid])).rejects.toMatchObject({ code: 'CONTRACT.INVALID_EVENT' });
+      expect(await producer.publishMany('audit', [])).toEqual([]);
+
+      const { seen } = await replayAll('audit', namespace);
+      const codesOf = (key: string) => seen.filter((r) => r.key === key).map((r) => r.event.payload.code);
+      expect(codesOf('acme/run-a')).toEqual(['A1', 'A2', 'A3']);
+      expect(codesOf('acme/run-b')).toEqual(['B1', 'B2']);
+      expect(seen).toHaveLength(5);
+    } finally {
+      await producer.close();
+    }
+  });
+
   it('returns at once for an empty topic', async () => {
     const namespace = await provisionedNamespace(kafka);
     const { seen, result } = await replayAll('approvals', namespace);

@@ -47,6 +47,21 @@ export class EventProducer {
     return { topic: name, partition: meta.partition, offset: String(meta.baseOffset ?? meta.offset ?? '-1') };
   }
 
+  /**
+   * Validates every event, then appends them all in one request; none is sent when one is
+   * invalid. Events sharing a key keep their order. Resolves, once all in-sync replicas have
+   * them, with one result per partition written (`offset`: that partition's first new offset).
+   */
+  async publishMany<T extends TopicId>(topicId: T, events: readonly TopicEvent<T>[]): Promise<AppendResult[]> {
+    if (events.length === 0) return [];
+    const topic = TOPICS[topicId];
+    const name = topicName(topicId, this.namespace);
+    const messages = events.map((event) => ({ key: recordKey(event, topic), value: encodeEvent(topicId, event), headers: { 'gatehouse-type': event.type } }));
+    const metas = await this.producer.send({ topic: name, acks: -1, compression: CompressionTypes.None, messages });
+    if (metas.length === 0) throw new Error('kafka returned no record metadata');
+    return metas.map((meta) => ({ topic: name, partition: meta.partition, offset: String(meta.baseOffset ?? meta.offset ?? '-1') }));
+  }
+
   /** Parks a record that could not be decoded or handled, with the reason, on the dead-letter topic. */
   async deadLetter(poison: PoisonRecord): Promise<void> {
     await this.producer.send({

@@ -1,0 +1,211 @@
+import { Agent, type AgentConfig } from '@mastra/core/agent';
+import { Mastra } from '@mastra/core/mastra';
+import { type InputProcessor, type OutputProcessor, type Processor } from '@mastra/core/processors';
+import { type ChunkType } from '@mastra/core/stream';
+import { type AuditLogger } from '../audit/audit-logger.js';
+import { PolicyEngine } from '../policy-engine/policy-engine.js';
+import { type PolicyEvaluator } from '../policy-engine/types.js';
+import { type PrincipalKind } from '../rbac/actor.js';
+import { RBACMiddleware } from '../rbac/rbac-middleware.js';
+import { assertNoSystemMessages, type GuardedCallOptions, validateCallOptions } from './call-options.js';
+import { InputAssetGuard, normalizeAssetOrigins } from './input-assets.js';
+
+export interface GuardedAgentConfig {
+  readonly id: string;
+  readonly name: string;
+  readonly description?: string;
+  readonly instructions: AgentConfig['instructions'];
+  readonly model: AgentConfig['model'];
+  readonly tools?: AgentConfig['tools'];
+  readonly memory?: AgentConfig['memory'];
+  /** Exact allowlist of roles for human callers. */
+  readonly allowedRoles: readonly string[];
+  /** Principal kinds that may call; default `['human']`. */
+  readonly allowedPrincipalKinds?: readonly PrincipalKind[];
+  /** Content policies on input, the stream and the final output (hold-back is always on). */
+  readonly policies?: readonly PolicyEvaluator[];
+  readonly audit?: AuditLogger;
+  /** Application input processors: `processInput` only; they run after the role gate. */
+  readonly inputProcessors?: readonly Processor[];
+  /** Application output processors: must implement `processOutputStream` and `processOutputResult`; policies run after them. */
+  readonly outputProcessors?: readonly Processor[];
+  readonly maxSteps?: number;
+  readonly toolChoice?: 'auto' | 'none' | 'required';
+  /** http(s) origins that file and image parts may name; absent or empty: no network URLs. */
+  readonly allowedInputAssetOrigins?: readonly string[];
+  /** Deadline of one policy evaluation, ms (default 5000). */
+  readonly evaluationTimeoutMs?: number;
+}
+
+/** Why a guarded call stopped: a stable code and a static reason, never the inspected content. */
+export interface GuardedTripwire {
+  readonly reason: string;
+  readonly code: string | undefined;
+  readonly processorId: string | undefined;
+}
+
+/** The narrow result of `generate()`: no messages or steps that could still hold blocked text. */
+export interface GuardedGenerateResult {
+  /** Empty whenever `tripwire` is set. */
+  readonly text: string;
+  readonly finishReason: string | undefined;
+  readonly tripwire: GuardedTripwire | undefined;
+  readonly runId: string | undefined;
+}
+
+/** The narrow result of `stream()`. */
+export interface GuardedStream {
+  /** Chunks after every output processor and the policies (held back where needed). */
+  readonly fullStream: ReadableStream<ChunkType>;
+  readonly textStream: ReadableStream<string>;
+  /** Resolves after the stream ends: the text, or '' when a tripwire stopped it. */
+  result(): Promise<GuardedGenerateResult>;
+}
+
+export type GuardedMessages = Parameters<Agent['generate']>[0];
+
+export interface GuardedAgent {
+  readonly id: string;
+  readonly name: string;
+  generate(messages: GuardedMessages, options: GuardedCallOptions): Promise<GuardedGenerateResult>;
+  stream(messages: GuardedMessages, options: GuardedCallOptions): Promise<GuardedStream>;
+}
+
+const CONFIG_FIELDS = new Set<keyof GuardedAgentConfig>([
+  'id', 'name', 'description', 'instructions', 'model', 'tools', 'memory',
+  'allowedRoles', 'allowedPrincipalKinds', 'policies', 'audit', 'inputProcessors', 'outputProcessors',
+  'maxSteps', 'toolChoice', 'allowedInputAssetOrigins', 'evaluationTimeoutMs',
+]);
+
+const PROCESSOR_HOOKS = ['processInput', 'processInputStep', 'processOutputStream', 'processOutputResult', 'processOutputStep', 'processToolResult', 'processLLMRequest', 'processLLMResponse', 'processAPIError'] as const;
+
+function hooksOf(processor: Processor): string[] {
+  return PROCESSOR_HOOKS.filter((hook) => typeof (processor as unknown as Record<string, unknown>)[hook] === 'function');
+}
+
+function validateProcessors(list: readonly Processor[] | undefined, kind: 'input' | 'output'): Processor[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) throw new TypeError(`createGuardedAgent: ${kind}Processors must be an array`);
+  return list.map((processor, index) => {
+    if (processor === null || typeof processor !== 'object' || typeof processor.id !== 'string' || processor.id.length === 0) {
+      throw new TypeError(`createGuardedAgent: ${kind}Processors[${index}] must be a processor with an id`);
+    }
+    const hooks = hooksOf(processor);
+    if (kind === 'input') {
+      if (hooks.length !== 1 || hooks[0] !== 'processInput') {
+        throw new TypeError(`createGuardedAgent: input processor "${processor.id}" may implement only processInput`);
+      }
+    } else {
+      if (!hooks.includes('processOutputStream') || !hooks.includes('processOutputResult')) {
+        throw new TypeError(`createGuardedAgent: output processor "${processor.id}" must implement processOutputStream and processOutputResult`);
+      }
+      const refused = hooks.filter((h) => h !== 'processOutputStream' && h !== 'processOutputResult' && h !== 'processOutputStep');
+      if (refused.length > 0) throw new TypeError(`createGuardedAgent: output processor "${processor.id}" may not implement ${refused.join(', ')}`);
+    }
+    return processor;
+  });
+}
+
+function tripwireOf(raw: unknown): GuardedTripwire | undefined {
+  if (raw === null || raw === undefined || typeof raw !== 'object') return undefined;
+  const t = raw as { reason?: unknown; processorId?: unknown; metadata?: { code?: unknown } };
+  return Object.freeze({
+    reason: typeof t.reason === 'string' ? t.reason : 'Blocked',
+    code: typeof t.metadata?.code === 'string' ? t.metadata.code : undefined,
+    processorId: typeof t.processorId === 'string' ? t.processorId : undefined,
+  });
+}
+
+/**
+ * A real Mastra agent behind a narrow handle. Order of the gates on every call: role gate,
+ * application input processors, input asset origins, input policies; output policies run
+ * after the application output processors, with streaming hold-back always on.
+ */
+export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
+  if (config === null || typeof config !== 'object') throw new TypeError('createGuardedAgent: config is required');
+  const unknown = Object.keys(config).filter((k) => !CONFIG_FIELDS.has(k as keyof GuardedAgentConfig));
+  if (unknown.length > 0) throw new TypeError(`createGuardedAgent: unknown config field ${unknown.map((k) => `"${k}"`).join(', ')}`);
+  if (typeof config.id !== 'string' || config.id.length === 0) throw new TypeError('createGuardedAgent: id is required');
+  const maxSteps = config.maxSteps ?? 5;
+  if (!Number.isInteger(maxSteps) || maxSteps < 1 || maxSteps > 100) throw new TypeError('createGuardedAgent: maxSteps must be an integer from 1 to 100');
+  const toolChoice = config.toolChoice ?? 'auto';
+  if (!['auto', 'none', 'required'].includes(toolChoice)) throw new TypeError('createGuardedAgent: toolChoice must be auto, none or required');
+
+  const resource = `agent:${config.id}`;
+  const rbac = new RBACMiddleware({
+    allowedRoles: config.allowedRoles,
+    ...(config.allowedPrincipalKinds ? { allowedPrincipalKinds: config.allowedPrincipalKinds } : {}),
+    ...(config.audit ? { audit: config.audit } : {}),
+    resource,
+  });
+  const engine = new PolicyEngine({
+    policies: config.policies ?? [],
+    holdBack: true,
+    ...(config.audit ? { audit: config.audit } : {}),
+    resource,
+    ...(config.evaluationTimeoutMs === undefined ? {} : { evaluationTimeoutMs: config.evaluationTimeoutMs }),
+  });
+  if ((config.policies ?? []).length > 0 && !engine.covers('input', 'answer') && !engine.covers('output', 'answer') && !engine.covers('output', 'reasoning')) {
+    // Structured output is refused, so a policy set that only reads `object` would never run.
+    throw new TypeError('createGuardedAgent: no policy judges the answer or reasoning channel (object-only policies cannot run on a guarded agent)');
+  }
+  const assets = new InputAssetGuard(normalizeAssetOrigins(config.allowedInputAssetOrigins, 'createGuardedAgent'), config.audit, resource);
+  const inputProcessors = validateProcessors(config.inputProcessors, 'input');
+  const outputProcessors = validateProcessors(config.outputProcessors, 'output');
+
+  const agent = new Agent({
+    id: config.id,
+    name: config.name,
+    ...(config.description === undefined ? {} : { description: config.description }),
+    instructions: config.instructions,
+    model: config.model,
+    ...(config.tools === undefined ? {} : { tools: config.tools }),
+    ...(config.memory === undefined ? {} : { memory: config.memory }),
+    inputProcessors: [rbac, ...inputProcessors, assets, engine] as InputProcessor[],
+    outputProcessors: [...outputProcessors, engine] as OutputProcessor[],
+  });
+  // Registered with a silent logger: Mastra prints aborts to the console otherwise, and the
+  // audit trail, not stderr, is where decisions belong.
+  new Mastra({ agents: { [config.id]: agent }, logger: false });
+
+  const callOptions = (options: GuardedCallOptions) => ({
+    requestContext: options.requestContext,
+    maxSteps,
+    toolChoice,
+    ...(options.runId === undefined ? {} : { runId: options.runId }),
+    ...(options.abortSignal === undefined ? {} : { abortSignal: options.abortSignal }),
+    ...(options.memory === undefined ? {} : { memory: options.memory }),
+  });
+
+  const handle: GuardedAgent = {
+    id: config.id,
+    name: config.name,
+    async generate(messages, options) {
+      const valid = validateCallOptions(options, 'generate');
+      assertNoSystemMessages(messages, 'generate');
+      const result = await agent.generate(messages, callOptions(valid) as never);
+      const tripwire = tripwireOf((result as { tripwire?: unknown }).tripwire);
+      return Object.freeze({
+        text: tripwire ? '' : result.text,
+        finishReason: tripwire ? 'tripwire' : (result.finishReason as string | undefined),
+        tripwire,
+        runId: (result as { runId?: string }).runId ?? valid.runId,
+      });
+    },
+    async stream(messages, options) {
+      const valid = validateCallOptions(options, 'stream');
+      assertNoSystemMessages(messages, 'stream');
+      const output = await agent.stream(messages, callOptions(valid) as never);
+      return Object.freeze({
+        fullStream: output.fullStream as ReadableStream<ChunkType>,
+        textStream: output.textStream,
+        async result(): Promise<GuardedGenerateResult> {
+          const [text, finishReason] = await Promise.all([output.text, output.finishReason]);
+          const tripwire = tripwireOf(output.tripwire);
+          return Object.freeze({ text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : finishReason, tripwire, runId: output.runId ?? valid.runId });
+        },
+      });
+    },
+  };
+  return Object.freeze(handle);
+}

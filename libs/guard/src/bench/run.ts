@@ -1,0 +1,11 @@
+// Benchmark entry point: `node libs/guard/dist/bench/run.js` after building the guard.
+// Each bench prints its own figures; add one with a single line in the list.
+import { benchAgentStream } from './agent-stream.bench.js';
+import { benchContentPolicies } from './content-policies.bench.js';
+
+const benches: readonly (() => Promise<void>)[] = [
+  benchContentPolicies,
+  benchAgentStream,
+];
+
+for (const bench of benches) await bench();

@@ -1,0 +1,5 @@
+export * from './types.js';
+export * from './policy-engine.js';
+export * from './content-policy-gate.js';
+export { extractMessageText } from './extract-text.js';
+export * from './policies/index.js';

@@ -1,0 +1,362 @@
+import { describe, expect, it } from '@jest/globals';
+import type { PolicyContext, PolicyDecision, PolicyEvaluator } from '../types.js';
+import { PII_SECRETS_DETECTOR_IDS, piiSecrets, type PiiSecretsDetectorId, type PiiSecretsOptions } from './pii-secrets.js';
+
+const signal = new AbortController().signal;
+
+function judge(policy: PolicyEvaluator, text: string, context: Partial<PolicyContext> = {}): Promise<PolicyDecision> {
+  const offset = context.offset ?? 0;
+  return Promise.resolve(
+    policy.evaluate(text, {
+      phase: 'output',
+      channel: 'answer',
+      offset,
+      segmentLength: offset + text.length,
+      previousSegmentLength: 0,
+      final: true,
+      signal,
+      ...context,
+    }),
+  );
+}
+
+/** Whether the one detector `id` (alone, so others cannot mask a miss) fires on `text`. */
+async function fires(id: PiiSecretsDetectorId, text: string, options: Omit<PiiSecretsOptions, 'detectors'> = {}) {
+  return !(await judge(piiSecrets({ ...options, detectors: [id] }), text)).allowed;
+}
+
+// Published documentation examples and test numbers, not live credentials.
+const AWS_KEY_ID = 'AKIAIOSFODNN7EXAMPLE';
+const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+const JWT =
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
+const RANDOM_KEY = 'q8Zr2LmX9vT4pN7sK1wY6bH3dF5gJ0cE';
+
+describe('piiSecrets', () => {
+  describe('email', () => {
+    it.each(['write to jane.doe+news@example.co.uk today', 'ops@acme-corp.io', '<a href="mailto:x.y@z.dev">'])(
+      'detects %s',
+      async (text) => expect(await fires('email', text)).toBe(true),
+    );
+    it.each(['user@localhost is the default', '@Component({ selector })', 'npm i @nx/eslint-plugin', 'a @ b.com'])(
+      'ignores %s',
+      async (text) => expect(await fires('email', text)).toBe(false),
+    );
+  });
+
+  describe('ssn', () => {
+    it.each(['SSN 123-45-6789', 'ssn: 123 45 6789', '(078-05-1120)'])('detects %s', async (text) =>
+      expect(await fires('ssn', text)).toBe(true),
+    );
+    it.each([
+      ['area 000', '000-45-6789'],
+      ['area 666', '666-45-6789'],
+      ['area 9xx', '923-45-6789'],
+      ['group 00', '123-00-6789'],
+      ['serial 0000', '123-45-0000'],
+      ['a bare nine-digit number', '123456789'],
+      ['mixed separators', '123-45 6789'],
+      ['part of a longer number', '9123-45-67890'],
+      ['a date', '2024-01-15'],
+    ])('ignores %s', async (_label, text) => expect(await fires('ssn', text)).toBe(false));
+  });
+
+  describe('phone', () => {
+    it.each(['call (212) 555-0123', '212-555-0123', '212.555.0123', '+1 212 555 0123', '1-800-555-0199', '+44 20 7946 0958', '+12125550123'])(
+      'detects %s',
+      async (text) => expect(await fires('phone', text)).toBe(true),
+    );
+    it.each([
+      ['a card number', '4111 1111 1111 1111'],
+      ['a bare card number', '4111111111111111'],
+      ['a bare ten-digit id', 'order 2125550123'],
+      ['a date and time', '2024-01-15 12:30:45'],
+      ['an IP address', '192.168.100.200'],
+      ['a version string', 'v1.22.333'],
+      ['a number inside a longer dashed run', '1234-212-555-0123-99'],
+    ])('ignores %s', async (_label, text) => expect(await fires('phone', text)).toBe(false));
+  });
+
+  describe('creditCard', () => {
+    it.each([
+      ['a plain Visa test number', 'card 4111111111111111'],
+      ['a spaced number', '4111 1111 1111 1111'],
+      ['a dashed number', '5555-5555-5555-4444'],
+      ['a 15-digit Amex number', 'amex 3782 822463 10005'],
+      ['a Mastercard 2-series number', '2221000000000009'],
+      ['a number followed by its expiry date', '4111 1111 1111 1111 12/27 cvv 123'],
+      ['full-width digits', 'card ４１１１１１１１１１１１１１１１'],
+    ])('detects %s', async (_label, text) => expect(await fires('creditCard', text)).toBe(true));
+    it.each([
+      ['a 16-digit number that fails the Luhn check', '4111111111111112'],
+      ['a Luhn-valid millisecond timestamp', '"ts": 1718000000121'],
+      ['a Luhn-valid run of years', 'revenue 2023 2024 2025 2026'],
+      ['the digits of a decimal fraction', 'pi is 0.4111111111111111'],
+      ['a 22-digit id', '4111111111111111111111'],
+      ['a UUID', '550e8400-e29b-41d4-a716-446655440000'],
+      ['a longer run of digit groups', '4111 1111 1111 1111 2222'],
+    ])('ignores %s', async (_label, text) => expect(await fires('creditCard', text)).toBe(false));
+  });
+
+  describe('awsAccessKey', () => {
+    it.each([AWS_KEY_ID, 'ASIAY34FZKBOKMUTVV7A', `key="${AWS_KEY_ID}"`])('detects %s', async (text) =>
+      expect(await fires('awsAccessKey', text)).toBe(true),
+    );
+    it.each([
+      ['lower case', AWS_KEY_ID.toLowerCase()],
+      ['an id inside a longer token', `X${AWS_KEY_ID}`],
+      ['an unknown prefix', 'AKIBIOSFODNN7EXAMPLE'],
+      ['a short suffix', 'AKIAIOSFODNN7EXAMPL'],
+    ])('ignores %s', async (_label, text) => expect(await fires('awsAccessKey', text)).toBe(false));
+  });
+
+  describe('privateKey', () => {
+    it.each(['RSA ', 'EC ', 'DSA ', 'OPENSSH ', 'ENCRYPTED ', ''])('detects a %sPRIVATE KEY header', async (kind) =>
+      expect(await fires('privateKey', `-----BEGIN ${kind}PRIVATE KEY-----\nMIIEvQIBADANBg...`)).toBe(true),
+    );
+    it.each(['-----BEGIN PUBLIC KEY-----', '-----BEGIN CERTIFICATE-----', 'keep your private key safe'])(
+      'ignores %s',
+      async (text) => expect(await fires('privateKey', text)).toBe(false),
+    );
+  });
+
+  describe('jwt', () => {
+    it('detects a signed token', async () => expect(await fires('jwt', `Bearer ${JWT}`)).toBe(true));
+    it('detects an unsigned token with an empty signature', async () =>
+      expect(await fires('jwt', 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.')).toBe(true));
+    it.each([
+      ['a lone header', 'eyJhbGciOiJIUzI1NiJ9'],
+      ['two segments', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0'],
+      ['a payload that is not JSON', 'eyJhbGciOiJIUzI1NiJ9.abc.def'],
+    ])('ignores %s', async (_label, text) => expect(await fires('jwt', text)).toBe(false));
+  });
+
+  describe('secretAssignment', () => {
+    it.each([
+      'api_key=sk_live_51Habc',
+      'apiKey: "hunter22"',
+      '"client_secret": "0a1b2c3d4e"',
+      'password: correct-horse',
+      'token=ghp_abcdef123',
+      "access_key = 'abcdef12'",
+      'AUTH_TOKEN=xoxb-1234-5678',
+      'export AWS_SECRET_ACCESS_KEY=abcdefgh',
+      'aws_access_key_id: AKIAEXAMPLE',
+      'db_password := "s3cr3t!!"',
+      "'secret' => 'opensesame'",
+      'const token = `tok_abcdef12`;',
+    ])('detects %s', async (text) => expect(await fires('secretAssignment', text)).toBe(true));
+    it.each([
+      ['a value under six characters', 'password: abc12'],
+      ['a plural key', 'max_tokens = 100000'],
+      ['a type annotation', 'password: string;'],
+      ['a function call', 'const token = getToken(user);'],
+      ['a property read', 'apiKey: config.openai.apiKey,'],
+      ['an environment reference', 'apiKey: process.env.OPENAI_API_KEY'],
+      ['a template placeholder', 'api_key=${API_KEY}'],
+      ['a shell variable', 'DB_PASSWORD=$DB_PASSWORD'],
+      ['a mask', 'password: ********'],
+      ['a comparison', 'if (token == null) return;'],
+      ['a key with an unrelated suffix', 'token_count: 123456'],
+      ['prose that mentions a password', 'Choose a strong password and never share it.'],
+    ])('ignores %s', async (_label, text) => expect(await fires('secretAssignment', text)).toBe(false));
+  });
+
+  describe('highEntropy', () => {
+    it.each([AWS_SECRET, RANDOM_KEY, `${RANDOM_KEY}==`, `blob:${RANDOM_KEY}${RANDOM_KEY}`])('detects %s', async (text) =>
+      expect(await fires('highEntropy', text)).toBe(true),
+    );
+    it.each([
+      ['a UUID', '550e8400-e29b-41d4-a716-446655440000'],
+      ['a SHA-256 digest', 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
+      ['a slug with a number', 'the-quick-brown-fox-jumps-over-1-lazy-dog'],
+      ['a log path', '/var/log/nginx/access-2024-01-15'],
+      ['a long identifier without digits', 'getUserAccountSettingsByIdentifierAndName'],
+      ['key=value pairs in a log line', 'request_id=3f9a2b7c1d4e5f60 path=/api/v2/users/12345 status=200'],
+      ['a token shorter than the minimum', 'q8Zr2LmX9vT4pN7sK1wY6bH'],
+    ])('ignores %s', async (_label, text) => expect(await fires('highEntropy', text)).toBe(false));
+
+    it('allows a token below a raised entropy threshold', async () => {
+      expect(await fires('highEntropy', AWS_SECRET, { entropyThreshold: 5.5 })).toBe(false);
+      expect(await fires('highEntropy', AWS_SECRET, { entropyThreshold: 4.5 })).toBe(true);
+    });
+
+    it('catches a hex secret once the threshold is lowered for it', async () => {
+      const hex = 'e3b0c44298fc1c149afbf4c8996fb924';
+      expect(await fires('highEntropy', hex)).toBe(false);
+      expect(await fires('highEntropy', hex, { entropyThreshold: 3 })).toBe(true);
+    });
+
+    it('ignores tokens shorter than a raised minimum length', async () => {
+      expect(await fires('highEntropy', AWS_SECRET, { minEntropyTokenLength: 41 })).toBe(false);
+      expect(await fires('highEntropy', AWS_SECRET, { minEntropyTokenLength: 40 })).toBe(true);
+    });
+  });
+
+  describe('defaults', () => {
+    it('runs every detector and names each that fired, in detector order', async () => {
+      const decision = await judge(piiSecrets(), `key ${AWS_KEY_ID} for ops@example.com, ssn 123-45-6789`);
+      expect(decision).toEqual({ allowed: false, detections: ['email', 'ssn', 'awsAccessKey'] });
+    });
+
+    it('allows ordinary prose, code, JSON and logs', async () => {
+      const text = [
+        'On 2024-03-15 at 10:30 the team shipped version 2.4.1 to 1,250 users; see',
+        'https://docs.example.org/guide/getting-started for details. Order #4521 came to $1,299.99.',
+        'const token = tokens[3] ?? options.limit; // the next token in the stream',
+        'export async function getUserAccount(id: string): Promise<Account> { return repo.find(id); }',
+        '{"id":"550e8400-e29b-41d4-a716-446655440000","count":42,"sha":"9fceb02d0ae598e95dc970b74767f19372d61af8"}',
+        '2024-05-01T12:34:56.789Z INFO [billing] request_id=3f9a2b7c1d4e5f60 status=200 duration_ms=12.5',
+      ].join('\n');
+      expect(await judge(piiSecrets(), text)).toEqual({ allowed: true });
+    });
+
+    it('never puts the inspected text into the decision', async () => {
+      const decision = await judge(piiSecrets(), `token=${RANDOM_KEY} ${JWT} ${AWS_KEY_ID}`);
+      expect(decision.allowed).toBe(false);
+      const serialised = JSON.stringify(decision);
+      for (const secret of [RANDOM_KEY, 'eyJhbGci', AWS_KEY_ID]) expect(serialised).not.toContain(secret);
+    });
+
+    it('holds back 64 characters, both phases, every channel, frozen', () => {
+      const policy = piiSecrets();
+      expect(policy.holdBackChars).toBe(64);
+      expect(policy.name).toBe('pii-secrets');
+      expect(policy.phases).toEqual(['input', 'output']);
+      expect(policy.channels).toEqual(['answer', 'reasoning', 'object']);
+      expect(Object.isFrozen(policy)).toBe(true);
+      expect(Object.isFrozen(policy.phases)).toBe(true);
+    });
+
+    it('takes a hold-back override, including Infinity', () => {
+      expect(piiSecrets({ holdBackChars: 128 }).holdBackChars).toBe(128);
+      expect(piiSecrets({ holdBackChars: Number.POSITIVE_INFINITY }).holdBackChars).toBe(Infinity);
+    });
+
+    it('lists its detector ids in a stable, frozen order', () => {
+      expect(PII_SECRETS_DETECTOR_IDS).toEqual([
+        'email',
+        'ssn',
+        'phone',
+        'creditCard',
+        'awsAccessKey',
+        'privateKey',
+        'jwt',
+        'secretAssignment',
+        'highEntropy',
+      ]);
+      expect(Object.isFrozen(PII_SECRETS_DETECTOR_IDS)).toBe(true);
+    });
+
+    it('runs only the selected detectors', async () => {
+      const policy = piiSecrets({ detectors: ['ssn'] });
+      expect(await judge(policy, 'ops@example.com')).toEqual({ allowed: true });
+      expect(await judge(policy, '123-45-6789')).toEqual({ allowed: false, detections: ['ssn'] });
+    });
+
+    it('gives the same answer on repeated calls, keeping no state between them', async () => {
+      const policy = piiSecrets();
+      const text = `a ${AWS_KEY_ID} b ops@example.com`;
+      const first = await judge(policy, text);
+      expect(await judge(policy, 'nothing here')).toEqual({ allowed: true });
+      expect(await judge(policy, text)).toEqual(first);
+    });
+  });
+
+  describe('allowlist', () => {
+    it('exempts a detected value equal to an allowlisted string', async () => {
+      const policy = piiSecrets({ detectors: ['email'], allowlist: ['support@example.com'] });
+      expect(await judge(policy, 'mail support@example.com')).toEqual({ allowed: true });
+      expect((await judge(policy, 'mail sales@example.com')).allowed).toBe(false);
+    });
+
+    it('compares strings with the whole value, not a part of it', async () => {
+      const policy = piiSecrets({ detectors: ['email'], allowlist: ['example.com'] });
+      expect((await judge(policy, 'jane@example.com')).allowed).toBe(false);
+    });
+
+    it('still denies when one value is exempt and another is not', async () => {
+      const policy = piiSecrets({ detectors: ['email'], allowlist: ['support@example.com'] });
+      expect((await judge(policy, 'support@example.com or jane@example.com')).allowed).toBe(false);
+    });
+
+    it('exempts a value a RegExp matches, on every call even with the g flag', async () => {
+      const callers = /@example\.com$/g;
+      const policy = piiSecrets({ detectors: ['email'], allowlist: [callers] });
+      for (let i = 0; i < 3; i++) expect(await judge(policy, 'jane@example.com')).toEqual({ allowed: true });
+      expect(callers.lastIndex).toBe(0);
+      expect((await judge(policy, 'jane@example.org')).allowed).toBe(false);
+    });
+
+    it('checks the assigned value of a secret assignment', async () => {
+      const policy = piiSecrets({ detectors: ['secretAssignment'], allowlist: ['changeme-in-prod'] });
+      expect(await judge(policy, 'password: changeme-in-prod')).toEqual({ allowed: true });
+      expect((await judge(policy, 'password: hunter2hunter2')).allowed).toBe(false);
+    });
+  });
+
+  describe('resilience', () => {
+    it.each([
+      ['a long local part without a domain', `${'a'.repeat(60_000)}@`],
+      ['many domain labels', `x@${'b.'.repeat(30_000)}c`],
+      ['a long run of spaced digits', '1 '.repeat(50_000)],
+      ['a long header-like run', `eyJ${'a'.repeat(100_000)}`],
+      ['a long run of single capitals and dashes', `${'A-'.repeat(30_000)}1x`],
+      ['repeated assignment keys', 'token='.repeat(20_000)],
+      ['a long run of dashes', '-'.repeat(100_000)],
+    ])('judges %s in linear time', async (_label, text) => {
+      const policy = piiSecrets();
+      const started = performance.now();
+      await judge(policy, text);
+      // A backtracking blow-up on 60-100k characters takes minutes; a linear scan takes milliseconds.
+      expect(performance.now() - started).toBeLessThan(2000);
+    });
+  });
+
+  describe('construction refuses', () => {
+    const cases: [string, () => unknown][] = [
+      ['an unknown option field', () => piiSecrets({ entropyTreshold: 3 } as never)],
+      ['options that are not an object', () => piiSecrets([] as never)],
+      ['an unknown detector id', () => piiSecrets({ detectors: ['creditcard' as never] })],
+      ['an empty detector list', () => piiSecrets({ detectors: [] })],
+      ['a repeated detector', () => piiSecrets({ detectors: ['jwt', 'jwt'] })],
+      ['an entropy threshold of zero', () => piiSecrets({ entropyThreshold: 0 })],
+      ['a negative entropy threshold', () => piiSecrets({ entropyThreshold: -1 })],
+      ['an entropy threshold above 8', () => piiSecrets({ entropyThreshold: 8.01 })],
+      ['a NaN entropy threshold', () => piiSecrets({ entropyThreshold: Number.NaN })],
+      ['a string entropy threshold', () => piiSecrets({ entropyThreshold: '4' as never })],
+      ['an entropy threshold without the highEntropy detector', () =>
+        piiSecrets({ detectors: ['email'], entropyThreshold: 4.5 })],
+      ['a minimum token length without the highEntropy detector', () =>
+        piiSecrets({ detectors: ['email'], minEntropyTokenLength: 30 })],
+      ['a zero minimum token length', () => piiSecrets({ minEntropyTokenLength: 0 })],
+      ['a fractional minimum token length', () => piiSecrets({ minEntropyTokenLength: 24.5 })],
+      ['a minimum token length under 8', () => piiSecrets({ minEntropyTokenLength: 7 })],
+      ['an allowlist that is not an array', () => piiSecrets({ allowlist: 'x' as never })],
+      ['an empty allowlist string', () => piiSecrets({ allowlist: [''] })],
+      ['an allowlist RegExp that matches empty text', () => piiSecrets({ allowlist: [/.*/] })],
+      ['an allowlist entry of another type', () => piiSecrets({ allowlist: [1 as never] })],
+      ['an unknown phase', () => piiSecrets({ phases: ['outputs' as never] })],
+      ['an unknown channel', () => piiSecrets({ channels: ['tool' as never] })],
+      ['a zero hold-back', () => piiSecrets({ holdBackChars: 0 })],
+      ['a bad name', () => piiSecrets({ name: 'pii secrets!' })],
+    ];
+    it.each(cases)('%s with a TypeError', (_label, build) => {
+      expect(build).toThrow(TypeError);
+    });
+
+    it('accepts the boundary threshold of 8 bits per character', () => {
+      expect(piiSecrets({ entropyThreshold: 8 }).name).toBe('pii-secrets');
+    });
+
+    it('without echoing an allowlist entry or detector id in the message', () => {
+      for (const build of [
+        () => piiSecrets({ allowlist: [AWS_KEY_ID, new RegExp(`${AWS_KEY_ID}|`)] }),
+        () => piiSecrets({ detectors: [AWS_KEY_ID as never] }),
+      ]) {
+        expect(build).toThrow(TypeError);
+        expect(build).not.toThrow(AWS_KEY_ID);
+      }
+    });
+  });
+});

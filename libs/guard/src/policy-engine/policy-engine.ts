@@ -1,0 +1,269 @@
+import {
+  type ProcessInputArgs,
+  type ProcessOutputResultArgs,
+  type ProcessOutputStreamArgs,
+  type Processor,
+} from '@mastra/core/processors';
+import { type ChunkType } from '@mastra/core/stream';
+import { type AuditLogger } from '../audit/audit-logger.js';
+import { type AuditBoundary } from '../audit/types.js';
+import { auditContextFromRequestContext } from '../context.js';
+import { type Abort, AUDIT_UNAVAILABLE_REASON, isTripWire, recordGateDecision } from '../internal/gate-audit.js';
+import { actorFromRequestContext } from '../rbac/actor.js';
+import { applicable, type EvaluationOutcome, evaluatePolicies, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
+import { extractMessageText } from './extract-text.js';
+import { releasableLength, windowStart } from './hold-back.js';
+import { type OutputChannel, type PolicyEvaluator, type PolicyPhase, policyDenialReason } from './types.js';
+
+export interface PolicyEngineOptions {
+  readonly policies: readonly PolicyEvaluator[];
+  /** Hold back each policy's trailing window so nothing unjudged is streamed. Default false. */
+  readonly holdBack?: boolean;
+  readonly audit?: AuditLogger;
+  /** Audit resource name, e.g. `agent:support-bot`. */
+  readonly resource?: string;
+  /** Deadline of one policy evaluation; past it the evaluation fails closed. Default 5000 ms. */
+  readonly evaluationTimeoutMs?: number;
+}
+
+/** The static reason a caller sees when a policy could not be evaluated. */
+export const POLICY_ERROR_REASON = 'Content policy evaluation failed';
+
+const OPTION_FIELDS = new Set(['policies', 'holdBack', 'audit', 'resource', 'evaluationTimeoutMs']);
+const STREAM_STATE = Symbol.for('gatehouse.policy-engine.stream');
+
+interface Segment {
+  readonly channel: OutputChannel;
+  text: string;
+  released: number;
+  /** Per policy: segment length at its last evaluation. */
+  readonly judged: Map<string, number>;
+}
+
+interface StreamState {
+  readonly segments: Map<string, Segment>;
+}
+
+const CHANNEL_OF: Record<string, { channel: OutputChannel; edge: 'delta' | 'end' }> = {
+  'text-delta': { channel: 'answer', edge: 'delta' },
+  'text-end': { channel: 'answer', edge: 'end' },
+  'reasoning-delta': { channel: 'reasoning', edge: 'delta' },
+  'reasoning-end': { channel: 'reasoning', edge: 'end' },
+};
+
+/**
+ * Content policies as a Mastra processor: input (`processInput`), the live stream
+ * (`processOutputStream`, with optional hold-back) and the final output
+ * (`processOutputResult`). Every body catches every error and aborts: a failing policy,
+ * an unreadable message or a non-string chunk never lets content through.
+ */
+export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
+  readonly id = 'gatehouse-policy-engine' as const;
+  readonly name = 'gatehouse content policies';
+  private readonly policies: readonly PolicySnapshot[];
+  private readonly holdBack: boolean;
+  private readonly audit: AuditLogger | undefined;
+  private readonly resource: string;
+  private readonly timeoutMs: number;
+
+  constructor(options: PolicyEngineOptions) {
+    if (options === null || typeof options !== 'object') throw new TypeError('PolicyEngine: options are required');
+    const unknown = Object.keys(options).filter((k) => !OPTION_FIELDS.has(k));
+    if (unknown.length > 0) throw new TypeError(`PolicyEngine: unknown option ${unknown.map((k) => `"${k}"`).join(', ')}`);
+    if (options.holdBack !== undefined && typeof options.holdBack !== 'boolean') throw new TypeError('PolicyEngine: holdBack must be a boolean');
+    const timeout = options.evaluationTimeoutMs ?? 5_000;
+    if (!Number.isInteger(timeout) || timeout <= 0) throw new TypeError('PolicyEngine: evaluationTimeoutMs must be a positive integer');
+    this.policies = snapshotPolicies(options.policies, 'PolicyEngine');
+    this.holdBack = options.holdBack ?? false;
+    this.audit = options.audit;
+    this.resource = options.resource ?? 'agent';
+    this.timeoutMs = timeout;
+  }
+
+  /** Policies that can ever judge this phase and channel (for construction-time checks). */
+  covers(phase: PolicyPhase, channel: OutputChannel): boolean {
+    return applicable(this.policies, phase, channel).length > 0;
+  }
+
+  async processInput(args: ProcessInputArgs): Promise<ProcessInputArgs['messages']> {
+    const { messages, abort, requestContext, abortSignal } = args;
+    try {
+      const text = extractMessageText(messages);
+      if (text === 'unreadable') {
+        await this.decide('input', 'input', 'answer', { kind: 'error', policy: 'message-reader', code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
+        return messages;
+      }
+      const whole = [text.answer, text.reasoning].filter((t) => t.length > 0).join('\n');
+      const outcome = await evaluatePolicies(this.policies, {
+        phase: 'input',
+        channel: 'answer',
+        final: true,
+        signal: abortSignal,
+        timeoutMs: this.timeoutMs,
+        segmentLength: whole.length,
+        textFor: () => ({ text: whole, offset: 0, previousSegmentLength: 0 }),
+      });
+      await this.decide('input', 'input', 'answer', outcome, requestContext, abort);
+      return messages;
+    } catch (error) {
+      return this.failClosed(error, 'input', 'input', requestContext, abort);
+    }
+  }
+
+  async processOutputStream(args: ProcessOutputStreamArgs): Promise<ChunkType | null | undefined> {
+    const { part, abort, requestContext, state, abortSignal } = args;
+    try {
+      const shape = CHANNEL_OF[part.type];
+      if (!shape) return part;
+      const payload = (part as { payload?: { id?: unknown; text?: unknown } }).payload ?? {};
+      const stream = streamState(state);
+      const key = `${shape.channel}:${String(payload.id ?? '')}`;
+      let segment = stream.segments.get(key);
+      if (!segment) {
+        segment = { channel: shape.channel, text: '', released: 0, judged: new Map() };
+        stream.segments.set(key, segment);
+      }
+      const policies = applicable(this.policies, 'output', shape.channel);
+      if (shape.edge === 'delta') {
+        if (typeof payload.text !== 'string') {
+          await this.decide('stream', 'output', shape.channel, { kind: 'error', policy: 'stream-reader', code: 'POLICY.INVALID_DECISION' }, requestContext, abort);
+          return null;
+        }
+        segment.text += payload.text;
+        const outcome = await this.judgeSegment(segment, policies, false, abortSignal);
+        if (outcome.kind !== 'allowed') {
+          await this.decide('stream', 'output', shape.channel, outcome, requestContext, abort);
+          return null;
+        }
+        if (!this.holdBack) {
+          segment.released = segment.text.length;
+          return part;
+        }
+        const releasable = releasableLength(segment.text, policies);
+        if (releasable <= segment.released) return null;
+        const text = segment.text.slice(segment.released, releasable);
+        segment.released = releasable;
+        return { ...part, payload: { ...payload, text } } as ChunkType;
+      }
+      // End of a segment: judge it whole, then release what was held.
+      const outcome = await this.judgeSegment(segment, policies, true, abortSignal);
+      stream.segments.delete(key);
+      // Allows are recorded once per channel by processOutputResult; here only refusals.
+      if (outcome.kind !== 'allowed') await this.decide('stream', 'output', shape.channel, outcome, requestContext, abort);
+      const rest = segment.text.slice(segment.released);
+      if (rest.length === 0) return part;
+      // A processor returns one chunk per chunk: the held tail takes the end chunk's place.
+      const deltaType = shape.channel === 'answer' ? 'text-delta' : 'reasoning-delta';
+      return { ...part, type: deltaType, payload: { id: payload.id, text: rest } } as ChunkType;
+    } catch (error) {
+      return this.failClosed(error, 'stream', 'output', requestContext, abort);
+    }
+  }
+
+  async processOutputResult(args: ProcessOutputResultArgs): Promise<ProcessOutputResultArgs['messages']> {
+    const { messages, abort, requestContext, abortSignal } = args;
+    try {
+      const text = extractMessageText(messages.filter((m) => m.role === 'assistant'));
+      if (text === 'unreadable') {
+        await this.decide('output', 'output', 'answer', { kind: 'error', policy: 'message-reader', code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
+        return messages;
+      }
+      for (const channel of ['answer', 'reasoning'] as const) {
+        const whole = text[channel];
+        const outcome = await evaluatePolicies(this.policies, {
+          phase: 'output',
+          channel,
+          final: true,
+          signal: abortSignal,
+          timeoutMs: this.timeoutMs,
+          segmentLength: whole.length,
+          textFor: () => ({ text: whole, offset: 0, previousSegmentLength: 0 }),
+        });
+        if (outcome.kind === 'allowed' && channel === 'reasoning' && whole.length === 0) continue;
+        await this.decide('output', 'output', channel, outcome, requestContext, abort);
+      }
+      return messages;
+    } catch (error) {
+      return this.failClosed(error, 'output', 'output', requestContext, abort);
+    }
+  }
+
+  private judgeSegment(segment: Segment, policies: PolicySnapshot[], final: boolean, signal: AbortSignal | undefined): Promise<EvaluationOutcome> {
+    const text = segment.text;
+    return evaluatePolicies(policies, {
+      phase: 'output',
+      channel: segment.channel,
+      final,
+      signal,
+      timeoutMs: this.timeoutMs,
+      segmentLength: text.length,
+      textFor: (policy) => {
+        const previous = segment.judged.get(policy.name) ?? 0;
+        segment.judged.set(policy.name, text.length);
+        const start = final || policy.window === undefined ? 0 : windowStart(text, previous, policy.window);
+        return { text: start === 0 ? text : text.slice(start), offset: start, previousSegmentLength: previous };
+      },
+    });
+  }
+
+  /** Records the outcome and aborts on anything but an allow (or when the record is refused). */
+  private async decide(
+    boundary: AuditBoundary,
+    phase: PolicyPhase,
+    channel: OutputChannel,
+    outcome: EvaluationOutcome,
+    requestContext: unknown,
+    abort: Abort,
+  ): Promise<void> {
+    const actor = actorFromRequestContext(requestContext);
+    const base = {
+      boundary,
+      action: `agent.${boundary === 'input' ? 'input' : boundary === 'stream' ? 'stream' : 'output'}.policy`,
+      resource: this.resource,
+      context: auditContextFromRequestContext(requestContext),
+      ...(actor ? { actor: { ...actor, kind: actor.kind ?? 'human' } } : {}),
+    } as const;
+    if (outcome.kind === 'allowed') {
+      const recorded = await recordGateDecision(this.audit, { ...base, decision: 'allowed', code: 'POLICY.ALLOWED', reason: 'content policies passed', policy: { name: 'all', phase, channel } });
+      if (!recorded) abort(AUDIT_UNAVAILABLE_REASON, { metadata: { code: 'AUDIT.REQUIRED_SINK_FAILED' } });
+      return;
+    }
+    if (outcome.kind === 'denied') {
+      const reason = policyDenialReason(outcome.policy, phase);
+      await recordGateDecision(this.audit, {
+        ...base,
+        decision: 'denied',
+        code: 'POLICY.DENIED',
+        reason,
+        policy: { name: outcome.policy, phase, channel },
+        detections: outcome.detections,
+      });
+      abort(reason, { metadata: { code: 'POLICY.DENIED', policy: outcome.policy, phase, channel } });
+    }
+    await recordGateDecision(this.audit, {
+      ...base,
+      decision: 'error',
+      code: outcome.code,
+      reason: POLICY_ERROR_REASON,
+      policy: { name: outcome.policy, phase, channel },
+    });
+    abort(POLICY_ERROR_REASON, { metadata: { code: outcome.code, phase, channel } });
+  }
+
+  private async failClosed(error: unknown, boundary: AuditBoundary, phase: PolicyPhase, requestContext: unknown, abort: Abort): Promise<never> {
+    if (isTripWire(error)) throw error;
+    await this.decide(boundary, phase, 'answer', { kind: 'error', policy: 'engine', code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
+    // decide() always aborts on an error outcome; this keeps the type checker honest.
+    throw error;
+  }
+}
+
+function streamState(state: Record<string, unknown> | undefined): StreamState {
+  const holder = (state ?? {}) as Record<symbol, StreamState | undefined>;
+  let stream = holder[STREAM_STATE];
+  if (!stream) {
+    stream = { segments: new Map() };
+    holder[STREAM_STATE] = stream;
+  }
+  return stream;
+}

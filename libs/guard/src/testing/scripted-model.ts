@@ -1,0 +1,85 @@
+// A scripted language model for tests and benchmarks: no network, deterministic output,
+// and a record of every prompt it received (to prove what did or did not reach it).
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+export interface ScriptedModelOptions {
+  /** Text `generate()` answers with. */
+  readonly text?: string;
+  /** Text chunks `stream()` emits, in order. */
+  readonly chunks?: readonly unknown[];
+  /** Reasoning chunks emitted before the text when streaming. */
+  readonly reasoning?: readonly string[];
+}
+
+export interface ScriptedModel {
+  readonly specificationVersion: 'v3';
+  readonly provider: string;
+  readonly modelId: string;
+  readonly supportedUrls: Record<string, RegExp[]>;
+  /** Every prompt the model received, as JSON text. */
+  readonly prompts: string[];
+  doGenerate(options: { prompt: unknown }): Promise<unknown>;
+  doStream(options: { prompt: unknown }): Promise<unknown>;
+}
+
+/** Builds a V3 model object that Mastra accepts as `model`. */
+export function scriptedModel(options: ScriptedModelOptions = {}): ScriptedModel {
+  const prompts: string[] = [];
+  return {
+    specificationVersion: 'v3',
+    provider: 'gatehouse-test',
+    modelId: 'scripted',
+    // Every URL "supported": Mastra then passes asset URLs through instead of downloading them.
+    supportedUrls: { '*/*': [/.*/] },
+    prompts,
+    async doGenerate({ prompt }) {
+      prompts.push(JSON.stringify(prompt));
+      return {
+        content: [{ type: 'text', text: options.text ?? 'ok' }],
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage,
+        warnings: [],
+      };
+    },
+    async doStream({ prompt }) {
+      prompts.push(JSON.stringify(prompt));
+      const chunks = options.chunks ?? [options.text ?? 'ok'];
+      const reasoning = options.reasoning ?? [];
+      return {
+        stream: new ReadableStream({
+          start(controller) {
+            controller.enqueue({ type: 'stream-start', warnings: [] });
+            if (reasoning.length > 0) {
+              controller.enqueue({ type: 'reasoning-start', id: 'r1' });
+              for (const delta of reasoning) controller.enqueue({ type: 'reasoning-delta', id: 'r1', delta });
+              controller.enqueue({ type: 'reasoning-end', id: 'r1' });
+            }
+            controller.enqueue({ type: 'text-start', id: 't1' });
+            for (const delta of chunks) controller.enqueue({ type: 'text-delta', id: 't1', delta });
+            controller.enqueue({ type: 'text-end', id: 't1' });
+            controller.enqueue({ type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage });
+            controller.close();
+          },
+        }),
+      };
+    },
+  };
+}
+
+/** Reads a stream to the end and returns the text of its text-delta chunks, in order. */
+export async function collectStreamText(stream: ReadableStream<{ type: string; payload?: unknown }>): Promise<{ text: string; types: string[] }> {
+  let text = '';
+  const types: string[] = [];
+  const reader = stream.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    types.push(value.type);
+    if (value.type === 'text-delta') text += String((value.payload as { text?: unknown } | undefined)?.text ?? '');
+  }
+  return { text, types };
+}
