@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await producer.close();
+  await producer?.close();
 });
 
 const SECRET = 'AKIAIOSFODNN7EXAMPLE';

@@ -1,3 +1,4 @@
+import { TripWire } from '@mastra/core/agent';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { type AuditEvent } from '../audit/types.js';
 
@@ -23,5 +24,5 @@ export async function recordGateDecision(audit: AuditLogger | undefined, event: 
 
 /** True for Mastra's TripWire (thrown by `abort`), which must propagate untouched. */
 export function isTripWire(error: unknown): boolean {
-  return error instanceof Error && error.constructor.name === 'TripWire';
+  return error instanceof TripWire;
 }

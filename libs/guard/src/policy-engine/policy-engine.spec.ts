@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { Agent } from '@mastra/core/agent';
+import { Agent, TripWire } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
 import { RequestContext } from '@mastra/core/request-context';
 import { AuditLogger } from '../audit/audit-logger.js';
@@ -26,7 +26,7 @@ function plainAgent(model: ReturnType<typeof scriptedModel>, engine: PolicyEngin
 }
 
 const throwingAbort = (reason?: string): never => {
-  throw Object.assign(new Error(reason), { name: 'TripWire' });
+  throw new TripWire(reason ?? 'aborted');
 };
 
 describe('PolicyEngine', () => {
@@ -130,5 +130,26 @@ describe('createContentPolicyGate', () => {
   it('refuses a policy that could never judge input', () => {
     expect(() => createContentPolicyGate({ policies: [maxTextLength(100)] })).toThrow(/never judges input/);
     expect(createContentPolicyGate({ policies: [maxTextLength(100, { phases: ['input'] })] })).toBeDefined();
+  });
+});
+
+describe('PolicyEngine on structured-output snapshots', () => {
+  const part = (object: unknown) => ({ type: 'object', runId: 'r', from: 'AGENT', object }) as never;
+  const args = (p: never) => ({ part: p, streamParts: [], state: {}, abort: throwingAbort as never, retryCount: 0 });
+
+  it('judges the canonical JSON of an object chunk and forwards the canonical clone', async () => {
+    const engine = new PolicyEngine({ policies: [denyPatterns(['internal-only'])] });
+    const input = { b: 1, a: { note: 'fine' } };
+    const out = (await engine.processOutputStream(args(part(input)))) as unknown as { object: unknown };
+    expect(out.object).toEqual(input);
+    expect(out.object).not.toBe(input);
+    await expect(engine.processOutputStream(args(part({ note: 'INTERNAL-ONLY data' })))).rejects.toThrow('Content blocked by policy "deny-patterns" (output)');
+  });
+
+  it('aborts on a snapshot JSON cannot carry faithfully', async () => {
+    const engine = new PolicyEngine({ policies: [denyPatterns(['x'])] });
+    const withGetter = Object.defineProperty({}, 'secret', { get: () => 'changes every read', enumerable: true });
+    await expect(engine.processOutputStream(args(part(withGetter)))).rejects.toThrow('Content policy evaluation failed');
+    await expect(engine.processOutputStream(args(part({ n: Number.NaN })))).rejects.toThrow('Content policy evaluation failed');
   });
 });

@@ -113,6 +113,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   async processOutputStream(args: ProcessOutputStreamArgs): Promise<ChunkType | null | undefined> {
     const { part, abort, requestContext, state, abortSignal } = args;
     try {
+      if (part.type === 'object' || part.type === 'object-result') return await this.judgeObject(part, requestContext, abort, abortSignal);
       const shape = CHANNEL_OF[part.type];
       if (!shape) return part;
       const payload = (part as { payload?: { id?: unknown; text?: unknown } }).payload ?? {};
@@ -188,6 +189,30 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
     }
   }
 
+  /**
+   * A structured-output snapshot: judged as canonical JSON on the object channel, and the
+   * canonical clone (not the original, which could change after judging) is forwarded.
+   */
+  private async judgeObject(part: ChunkType, requestContext: unknown, abort: Abort, signal: AbortSignal | undefined): Promise<ChunkType> {
+    const snapshot = (part as { object?: unknown }).object;
+    const canonical = canonicalJson(snapshot);
+    if (canonical === undefined) {
+      await this.decide('stream', 'output', 'object', { kind: 'error', policy: 'object-reader', code: 'POLICY.INVALID_DECISION' }, requestContext, abort);
+      return part;
+    }
+    const outcome = await evaluatePolicies(this.policies, {
+      phase: 'output',
+      channel: 'object',
+      final: part.type === 'object-result',
+      signal,
+      timeoutMs: this.timeoutMs,
+      segmentLength: canonical.length,
+      textFor: () => ({ text: canonical, offset: 0, previousSegmentLength: 0 }),
+    });
+    if (outcome.kind !== 'allowed') await this.decide('stream', 'output', 'object', outcome, requestContext, abort);
+    return { ...part, object: JSON.parse(canonical) as unknown } as ChunkType;
+  }
+
   private judgeSegment(segment: Segment, policies: PolicySnapshot[], final: boolean, signal: AbortSignal | undefined): Promise<EvaluationOutcome> {
     const text = segment.text;
     return evaluatePolicies(policies, {
@@ -255,6 +280,41 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
     await this.decide(boundary, phase, 'answer', { kind: 'error', policy: 'engine', code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
     // decide() always aborts on an error outcome; this keeps the type checker honest.
     throw error;
+  }
+}
+
+/** JSON with sorted keys; undefined for anything JSON cannot carry faithfully. */
+export function canonicalJson(value: unknown): string | undefined {
+  const seen = new Set<object>();
+  const walk = (v: unknown): unknown => {
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new TypeError('non-finite number');
+      return v;
+    }
+    if (typeof v !== 'object') throw new TypeError('not JSON');
+    if (seen.has(v)) throw new TypeError('cycle');
+    seen.add(v);
+    try {
+      if (Array.isArray(v)) return v.map((item) => walk(item));
+      const proto = Object.getPrototypeOf(v) as unknown;
+      if (proto !== Object.prototype && proto !== null) throw new TypeError('not a plain object');
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(v).sort()) {
+        const descriptor = Object.getOwnPropertyDescriptor(v, key);
+        if (!descriptor || !('value' in descriptor)) throw new TypeError('accessor property');
+        if (descriptor.value === undefined) continue;
+        out[key] = walk(descriptor.value);
+      }
+      return out;
+    } finally {
+      seen.delete(v);
+    }
+  };
+  try {
+    return JSON.stringify(walk(value));
+  } catch {
+    return undefined;
   }
 }
 
