@@ -210,6 +210,41 @@ describe('guarded agent: refusals', () => {
   });
 });
 
+describe('guarded agent: gate order', () => {
+  it('runs the role gate before application input processors, and input policies after them', async () => {
+    const seen: string[] = [];
+    const appInput = {
+      id: 'app-input',
+      processInput: async ({ messages }: { messages: { content: { parts: { type: string; text?: string }[] } }[] }) => {
+        seen.push('app-input');
+        // The application adds text; the input policies must judge what it added too.
+        return messages.map((m) => ({ ...m, content: { ...m.content, parts: [...m.content.parts, { type: 'text', text: 'forbidden phrase' }] } }));
+      },
+    };
+    const m = scriptedModel();
+    const { agent } = guarded(m, { inputProcessors: [appInput as never] });
+    const unauthorized = await agent.generate('hi', { requestContext: context({ id: 'u', role: 'guest' }) });
+    expect(unauthorized.tripwire?.code).toBe('RBAC.ROLE_NOT_ALLOWED');
+    expect(seen).toEqual([]);
+    const denied = await agent.generate('hi', { requestContext: context() });
+    expect(seen).toEqual(['app-input']);
+    expect(denied.tripwire).toMatchObject({ code: 'POLICY.DENIED', reason: 'Content blocked by policy "deny-patterns" (input)' });
+    expect(m.prompts).toHaveLength(0);
+  });
+
+  it('runs the output policies after application output processors', async () => {
+    const appOutput = {
+      id: 'app-output',
+      processOutputStream: async ({ part }: { part: unknown }) => part,
+      processOutputResult: async ({ messages }: { messages: { content: { parts: { type: string; text?: string }[] } }[] }) =>
+        messages.map((msg) => ({ ...msg, content: { ...msg.content, parts: msg.content.parts.map((p) => (p.type === 'text' ? { ...p, text: `${p.text} (forbidden phrase)` } : p)) } })),
+    };
+    const { agent } = guarded(scriptedModel({ text: 'clean answer' }), { outputProcessors: [appOutput as never] });
+    const result = await agent.generate('hi', { requestContext: context() });
+    expect(result).toMatchObject({ text: '', tripwire: { code: 'POLICY.DENIED' } });
+  });
+});
+
 describe('guarded agent: input asset origins', () => {
   const image = (url: string) => [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'look' }, { type: 'image' as const, image: url }] }];
 
