@@ -1,7 +1,10 @@
 // @gatehouse/guard: what an agent process imports. Subpaths: ./agent, ./policy-engine,
-// ./rbac, ./audit (and ./testing for tests). The root re-exports all of them.
+// ./rbac, ./audit, ./connector-sdk, ./agent-cli (and ./testing for tests). The root
+// re-exports all of them.
 export * from './agent/index.js';
 export * from './policy-engine/index.js';
 export * from './rbac/index.js';
 export * from './audit/index.js';
+export * from './connector-sdk/index.js';
+export * from './agent-cli/index.js';
 export { GatehouseError, isGatehouseError } from '@gatehouse/contracts';

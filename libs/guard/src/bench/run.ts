@@ -1,11 +1,13 @@
 // Benchmark entry point: `node libs/guard/dist/bench/run.js` after building the guard.
 // Each bench prints its own figures; add one with a single line in the list.
 import { benchAgentStream } from './agent-stream.bench.js';
+import { benchConnector } from './connector.bench.js';
 import { benchContentPolicies } from './content-policies.bench.js';
 
 const benches: readonly (() => Promise<void>)[] = [
   benchContentPolicies,
   benchAgentStream,
+  benchConnector,
 ];
 
 for (const bench of benches) await bench();

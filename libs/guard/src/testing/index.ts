@@ -1,1 +1,2 @@
 export * from './scripted-model.js';
+export * from '../connector-sdk/testing/index.js';

@@ -6,9 +6,14 @@ const usage = {
   outputTokens: { total: 1, text: 1, reasoning: 0 },
 };
 
+/** One model turn: text, or a tool call the model makes. */
+export type ScriptedStep = { readonly text: string } | { readonly toolCall: { readonly toolName: string; readonly toolCallId: string; readonly args: unknown } };
+
 export interface ScriptedModelOptions {
   /** Text `generate()` answers with. */
   readonly text?: string;
+  /** Turns for `generate()`, one per model call; the last repeats. Overrides `text`. */
+  readonly steps?: readonly ScriptedStep[];
   /** Text chunks `stream()` emits, in order. */
   readonly chunks?: readonly unknown[];
   /** Reasoning chunks emitted before the text when streaming. */
@@ -38,12 +43,18 @@ export function scriptedModel(options: ScriptedModelOptions = {}): ScriptedModel
     prompts,
     async doGenerate({ prompt }) {
       prompts.push(JSON.stringify(prompt));
-      return {
-        content: [{ type: 'text', text: options.text ?? 'ok' }],
-        finishReason: { unified: 'stop', raw: 'stop' },
-        usage,
-        warnings: [],
-      };
+      const steps = options.steps;
+      const step = steps && steps.length > 0 ? (steps[Math.min(prompts.length - 1, steps.length - 1)] as ScriptedStep) : { text: options.text ?? 'ok' };
+      if ('toolCall' in step) {
+        const { toolName, toolCallId, args } = step.toolCall;
+        return {
+          content: [{ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(args) }],
+          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+          usage,
+          warnings: [],
+        };
+      }
+      return { content: [{ type: 'text', text: step.text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
     },
     async doStream({ prompt }) {
       prompts.push(JSON.stringify(prompt));

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { RequestContext } from '@mastra/core/request-context';
+import { decodeEvent, encodeEvent, type TopicEvent } from '@gatehouse/contracts';
+import { EventProducer, replayTopic } from '@gatehouse/kafka';
+import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
+import { type Kafka } from 'kafkajs';
+import { z } from 'zod';
+import { AuditLogger } from '../audit/audit-logger.js';
+import { kafkaAuditPublisher, kafkaAuditSink } from '../audit/kafka-sink.js';
+import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
+import { createConnector } from './connector.js';
+import { CONNECTOR_EXECUTION_CONTEXT_KEY, CONNECTOR_GRANTS_CONTEXT_KEY, DRY_RUN_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, PRINCIPAL_PERMISSIONS_CONTEXT_KEY } from './context-keys.js';
+import { InMemoryIdempotencyStore } from './stores/in-memory-idempotency-store.js';
+import { InMemoryRateLimitStore } from './stores/in-memory-rate-limit-store.js';
+import { callThrough } from './testing/entry-points.js';
+
+let kafka: Kafka;
+let producer: EventProducer;
+let namespace: string;
+
+beforeAll(async () => {
+  kafka = testKafka('connector-int');
+  namespace = await provisionedNamespace(kafka);
+  producer = await EventProducer.connect(kafka, { namespace });
+});
+
+afterAll(async () => {
+  await producer?.close();
+});
+
+const identity = { workflowId: 'wf-1', runId: 'run-int' };
+
+function context(entries: Record<string, unknown>): RequestContext {
+  const rc = new RequestContext();
+  rc.set(ACTOR_CONTEXT_KEY, { id: 'user-1', role: 'operator' });
+  rc.set(AGENT_AUDIT_CONTEXT_KEY, { tenant: 'acme', agentId: 'refund-bot', runId: 'run-int', entryPath: 'int' });
+  rc.set(CONNECTOR_EXECUTION_CONTEXT_KEY, identity);
+  for (const [k, v] of Object.entries(entries)) rc.set(k, v);
+  return rc;
+}
+
+describe('tool boundary decisions on the real audit topic', () => {
+  it('publishes every allow, deny, dry-run, replay and error decision', async () => {
+    const sink = kafkaAuditSink({ publisher: kafkaAuditPublisher(producer), mode: 'required', source: 'guard:connector-int', defaultTenant: 'default' });
+    const audit = new AuditLogger({ sink });
+    let fail = false;
+    const connector = createConnector({
+      id: 'refunds.create',
+      description: 'Refund an order',
+      inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+      permissions: { sideEffect: 'write', requiresApproval: true, requiredPermissions: ['refunds:create'], dryRun: true, idempotencyKey: true, rateLimit: '3/hour', egress: ['payments.example.com'] },
+      dryRunExecute: async (i): Promise<{ refunded?: number; wouldRefund?: number }> => ({ wouldRefund: i.amount }),
+      execute: async (i): Promise<{ refunded?: number; wouldRefund?: number }> => {
+        if (fail) throw new Error('gateway says card 4111 declined');
+        return { refunded: i.amount };
+      },
+      audit,
+      idempotencyStore: new InMemoryIdempotencyStore(),
+      rateLimitStore: new InMemoryRateLimitStore(),
+    });
+    const grant = { scope: 'run', connectorId: 'refunds.create', runId: 'run-int' };
+    const permitted = { [PRINCIPAL_PERMISSIONS_CONTEXT_KEY]: { principalId: 'user-1', permissions: ['refunds:create'] } };
+    const input = { orderId: 'o-1', amount: 12 };
+
+    await callThrough('direct', connector, input, context({}));
+    await callThrough('agent-loop', connector, input, context({ ...permitted }));
+    await callThrough('direct', connector, input, context({ ...permitted, [DRY_RUN_CONTEXT_KEY]: true }));
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-1' }));
+    await callThrough('agent-loop', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-1' }));
+    fail = true;
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-2' }));
+    await sink.flush();
+
+    const events: TopicEvent<'audit'>[] = [];
+    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void events.push(r.event) });
+    for (const event of events) expect(decodeEvent('audit', encodeEvent('audit', event))).toEqual(event);
+    const decisions = events.filter((e) => e.payload.boundary === 'tool').map((e) => `${e.payload.outcome}:${e.payload.code}`);
+    expect(decisions).toEqual([
+      'denied:CONNECTOR.PERMISSION_MISSING',
+      'denied:CONNECTOR.APPROVAL_REQUIRED',
+      'observed:CONNECTOR.DRY_RUN',
+      'allowed:CONNECTOR.ALLOWED',
+      'allowed:CONNECTOR.REPLAYED',
+      'allowed:CONNECTOR.ALLOWED',
+      'error:CONNECTOR.EXECUTION_FAILED',
+    ]);
+    const allowed = events.find((e) => e.payload.code === 'CONNECTOR.ALLOWED');
+    expect(allowed?.payload.attributes).toMatchObject({ sideEffect: 'write', egressEnforcement: 'enforced', action: 'tool.execute', resource: 'connector:refunds.create' });
+    expect(allowed?.tenant).toBe('acme');
+    expect(JSON.stringify(events)).not.toContain('4111');
+    await sink.close();
+  });
+});

@@ -1,0 +1,414 @@
+import { createTool, type Tool } from '@mastra/core/tools';
+import { RequestContext } from '@mastra/core/request-context';
+import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
+import { type ZodType } from 'zod';
+import { type AuditLogger } from '../audit/audit-logger.js';
+import { type AuditEvent } from '../audit/types.js';
+import { auditContextFromRequestContext } from '../context.js';
+import { recordGateDecision } from '../internal/gate-audit.js';
+import { actorFromRequestContext } from '../rbac/actor.js';
+import { ISOLATION_SCOPE_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, WORKFLOW_SCOPE_CONTEXT_KEY } from './context-keys.js';
+import { egressFetch, type EgressGuardedFetch } from './egress/index.js';
+import { ConnectorPolicyError, ConnectorValidationError, type ConnectorErrorCategory } from './errors.js';
+import { type ResolvedManifest, resolveManifest } from './manifest.js';
+import { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
+import { backgroundExecution, networkEgress } from './tool-policies.js';
+import { grantMatches, readDryRun, readGrants, readIdentity, readPermissions, readScalar } from './trusted-context.js';
+import {
+  type ConnectorConfig,
+  type ConnectorExecuteContext,
+  type ConnectorRuntime,
+  type IdempotencyStore,
+  type PermissionManifest,
+  type RateLimitStore,
+  type ToolCallContext,
+  type ToolPolicyEvaluator,
+} from './types.js';
+
+/** A Mastra tool built by `createConnector`: its manifest is enforced on every path. */
+export type Connector<I = unknown, O = unknown> = Tool<I, O> & { readonly id: string };
+/** Any connector, whatever its input and output types (for harnesses and registries). */
+export interface AnyConnector {
+  readonly id: string;
+}
+
+interface Internals {
+  readonly id: string;
+  readonly resolved: ResolvedManifest;
+  readonly inputSchema: ZodType;
+  readonly outputSchema: ZodType | undefined;
+  readonly evaluators: readonly ToolPolicyEvaluator[];
+  readonly execute: ConnectorConfig<unknown, unknown>['execute'];
+  readonly dryRunExecute: ConnectorConfig<unknown, unknown>['dryRunExecute'];
+  readonly audit: AuditLogger | undefined;
+  readonly idempotencyStore: IdempotencyStore | undefined;
+  readonly rateLimitStore: RateLimitStore | undefined;
+  readonly pendingTtlMs: number;
+  readonly fetch: EgressGuardedFetch;
+  toolExecute?: unknown;
+}
+
+const registry = new WeakMap<object, Internals>();
+const CONFIG_FIELDS = new Set(['id', 'description', 'inputSchema', 'outputSchema', 'permissions', 'policies', 'execute', 'dryRunExecute', 'audit', 'idempotencyStore', 'rateLimitStore', 'pendingTtlMs']);
+
+/** Static reasons per code: what callers and audit readers see, never tool input or output. */
+const REASONS: Record<string, string> = {
+  'CONNECTOR.ALLOWED': 'tool call allowed',
+  'CONNECTOR.DRY_RUN': 'dry run executed instead of the tool',
+  'CONNECTOR.REPLAYED': 'recorded result replayed for the idempotency key',
+  'CONNECTOR.CONTEXT_INVALID': 'trusted request context is malformed',
+  'CONNECTOR.POLICY_FAILED': 'a tool policy could not be evaluated',
+  'CONNECTOR.PERMISSION_MISSING': 'the principal lacks a required permission',
+  'CONNECTOR.DRY_RUN_UNSUPPORTED': 'the connector cannot simulate',
+  'CONNECTOR.APPROVAL_REQUIRED': 'the call requires an approval grant',
+  'CONNECTOR.GRANT_INVALID': 'approval grants in context are malformed',
+  'CONNECTOR.IDEMPOTENCY_KEY_REQUIRED': 'the call requires an idempotency key',
+  'CONNECTOR.IDEMPOTENCY_PENDING': 'another call with this idempotency key is in progress',
+  'CONNECTOR.IDEMPOTENCY_AMBIGUOUS': 'an earlier attempt may have run; an operator or reconcile must decide',
+  'CONNECTOR.IDEMPOTENCY_STORE_FAILED': 'the idempotency store could not be reached',
+  'CONNECTOR.RATE_LIMITED': 'the connector rate limit is exhausted',
+  'CONNECTOR.RATE_LIMIT_STORE_FAILED': 'the rate-limit store could not be reached',
+  'CONNECTOR.EXECUTION_FAILED': 'the connector failed',
+  'CONNECTOR.AUDIT_UNAVAILABLE': 'the decision could not be recorded',
+  'CONNECTOR.INPUT_INVALID': 'input does not match the connector schema',
+  'CONNECTOR.OUTPUT_INVALID': 'output does not match the connector schema',
+};
+
+const CATEGORIES: Record<string, ConnectorErrorCategory> = {
+  'CONNECTOR.CONTEXT_INVALID': 'authorization',
+  'CONNECTOR.POLICY_FAILED': 'authorization',
+  'CONNECTOR.PERMISSION_MISSING': 'authorization',
+  'CONNECTOR.DRY_RUN_UNSUPPORTED': 'validation',
+  'CONNECTOR.APPROVAL_REQUIRED': 'approval',
+  'CONNECTOR.GRANT_INVALID': 'approval',
+  'CONNECTOR.IDEMPOTENCY_KEY_REQUIRED': 'idempotency',
+  'CONNECTOR.IDEMPOTENCY_PENDING': 'idempotency',
+  'CONNECTOR.IDEMPOTENCY_AMBIGUOUS': 'idempotency',
+  'CONNECTOR.IDEMPOTENCY_STORE_FAILED': 'unavailable',
+  'CONNECTOR.RATE_LIMITED': 'rate-limit',
+  'CONNECTOR.RATE_LIMIT_STORE_FAILED': 'unavailable',
+  'CONNECTOR.AUDIT_UNAVAILABLE': 'unavailable',
+};
+const RETRYABLE = new Set(['CONNECTOR.IDEMPOTENCY_PENDING', 'CONNECTOR.IDEMPOTENCY_STORE_FAILED', 'CONNECTOR.RATE_LIMITED', 'CONNECTOR.RATE_LIMIT_STORE_FAILED', 'CONNECTOR.AUDIT_UNAVAILABLE']);
+
+/** The policy (gate) that owns a decision code, for the audit record. */
+function policyOf(code: string): string {
+  if (code.includes('APPROVAL') || code.includes('GRANT')) return 'approval';
+  if (code.includes('IDEMPOTENCY') || code === 'CONNECTOR.REPLAYED') return 'idempotency';
+  if (code.includes('RATE_LIMIT')) return 'rate-limit';
+  if (code.includes('PERMISSION')) return 'permissions';
+  if (code.includes('DRY_RUN')) return 'dry-run';
+  if (code.includes('EGRESS')) return 'egress';
+  return 'manifest';
+}
+
+interface CallInfo {
+  readonly entryPoint: ToolCallContext['entryPoint'];
+  readonly requestContext: RequestContext | undefined;
+  readonly toolCallId: string | undefined;
+  readonly abortSignal: AbortSignal | undefined;
+  readonly background: boolean;
+}
+
+/**
+ * Builds a Mastra tool whose permission manifest is enforced on every path: the agent loop,
+ * a workflow step, a nested call and `invokeConnector`. Every decision is audited.
+ */
+export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<I, O> {
+  if (config === null || typeof config !== 'object') throw new TypeError('createConnector: config is required');
+  const unknown = Object.keys(config).filter((k) => !CONFIG_FIELDS.has(k));
+  if (unknown.length > 0) throw new TypeError(`createConnector: unknown config field ${unknown.map((k) => `"${k}"`).join(', ')}`);
+  if (typeof config.id !== 'string' || !/^[a-z0-9][a-z0-9._-]{0,127}$/i.test(config.id)) throw new TypeError('createConnector: id must be letters, digits, . _ -');
+  if (typeof config.description !== 'string' || config.description.length === 0) throw new TypeError(`createConnector(${config.id}): description is required`);
+  if (typeof config.execute !== 'function') throw new TypeError(`createConnector(${config.id}): execute must be a function`);
+  if (config.dryRunExecute !== undefined && typeof config.dryRunExecute !== 'function') throw new TypeError(`createConnector(${config.id}): dryRunExecute must be a function`);
+  if (!config.inputSchema || typeof (config.inputSchema as { safeParse?: unknown }).safeParse !== 'function') throw new TypeError(`createConnector(${config.id}): inputSchema must be a zod schema`);
+  const pendingTtlMs = config.pendingTtlMs ?? 900_000;
+  if (!Number.isSafeInteger(pendingTtlMs) || pendingTtlMs < 1) throw new TypeError(`createConnector(${config.id}): pendingTtlMs must be a positive integer`);
+  const resolved = resolveManifest(config.id, config.permissions, config.policies, {
+    dryRunExecute: config.dryRunExecute !== undefined,
+    idempotencyStore: config.idempotencyStore !== undefined,
+    rateLimitStore: config.rateLimitStore !== undefined,
+  });
+  const evaluators: ToolPolicyEvaluator[] = [backgroundExecution()];
+  if (config.policies?.networkEgress) evaluators.push(networkEgress(config.policies.networkEgress));
+  evaluators.push(...(config.policies?.evaluators ?? []));
+
+  const internals: Internals = {
+    id: config.id,
+    resolved,
+    inputSchema: config.inputSchema as ZodType,
+    outputSchema: config.outputSchema as ZodType | undefined,
+    evaluators: Object.freeze(evaluators),
+    execute: config.execute as Internals['execute'],
+    dryRunExecute: config.dryRunExecute as Internals['dryRunExecute'],
+    audit: config.audit,
+    idempotencyStore: config.idempotencyStore,
+    rateLimitStore: config.rateLimitStore,
+    pendingTtlMs,
+    fetch: egressFetch({
+      allowedHosts: resolved.egress,
+      connectorId: config.id,
+      ...(config.policies?.fetch ? { fetch: config.policies.fetch } : {}),
+      ...(config.policies?.networkEgress?.allowPrivateAddresses ? { allowPrivateAddresses: config.policies.networkEgress.allowPrivateAddresses } : {}),
+    }),
+  };
+
+  const tool = createTool({
+    id: config.id,
+    description: config.description,
+    inputSchema: config.inputSchema,
+    ...(config.outputSchema ? { outputSchema: config.outputSchema } : {}),
+    execute: (async (input: unknown, context: unknown) => {
+      const ctx = (context ?? {}) as { requestContext?: unknown; agent?: { toolCallId?: string }; workflow?: unknown; abortSignal?: AbortSignal; background?: unknown };
+      return runGated(internals, input, {
+        entryPoint: ctx.agent ? 'agent' : ctx.workflow ? 'workflow' : 'direct',
+        requestContext: ctx.requestContext instanceof RequestContext ? ctx.requestContext : undefined,
+        toolCallId: typeof ctx.agent?.toolCallId === 'string' ? ctx.agent.toolCallId : undefined,
+        abortSignal: ctx.abortSignal,
+        background: ctx.background !== undefined,
+      });
+    }) as never,
+  }) as unknown as Connector<I, O>;
+  internals.toolExecute = tool.execute;
+  // The surface the gate was built for cannot be swapped afterwards.
+  for (const key of ['id', 'execute', 'inputSchema', 'outputSchema'] as const) {
+    Object.defineProperty(tool, key, { value: (tool as unknown as Record<string, unknown>)[key], writable: false, configurable: false, enumerable: true });
+  }
+  registry.set(tool, internals);
+  return tool;
+}
+
+/** The immutable, resolved manifest of a connector (undefined for anything else). */
+export function connectorManifest(tool: unknown): PermissionManifest | undefined {
+  return tool !== null && typeof tool === 'object' ? registry.get(tool)?.resolved.manifest : undefined;
+}
+
+/** How a connector's egress is enforced, as its audit events record it. */
+export function connectorEgressPosture(tool: unknown): 'enforced' | 'declaration-only' | undefined {
+  const manifest = connectorManifest(tool);
+  return manifest ? (manifest.egressEnforcement ?? 'enforced') : undefined;
+}
+
+export interface ConnectorInvocationOptions {
+  readonly requestContext?: RequestContext;
+  readonly abortSignal?: AbortSignal;
+  readonly toolCallId?: string;
+}
+
+function invocationError(message: string): ConnectorPolicyError {
+  return new ConnectorPolicyError('CONNECTOR.INVOCATION_OPTIONS_INVALID', message, { connectorId: 'invoke', policy: 'invocation', category: 'validation' });
+}
+
+/**
+ * Calls a connector from trusted host or workflow code, through every gate, with schema
+ * validation on input and output. Plain tools and altered connectors are refused.
+ */
+export async function invokeConnector<I, O>(connector: Connector<I, O>, input: I, options: ConnectorInvocationOptions = {}): Promise<O> {
+  const internals = connector !== null && typeof connector === 'object' ? registry.get(connector) : undefined;
+  if (!internals) {
+    throw new ConnectorPolicyError('CONNECTOR.NOT_A_CONNECTOR', 'only tools built by createConnector can be invoked', { connectorId: 'invoke', policy: 'integrity', category: 'integrity' });
+  }
+  const surface = connector as unknown as Record<string, unknown>;
+  if (surface['id'] !== internals.id || surface['execute'] !== internals.toolExecute || surface['inputSchema'] !== internals.inputSchema || surface['outputSchema'] !== internals.outputSchema) {
+    throw new ConnectorPolicyError('CONNECTOR.INTEGRITY_VIOLATION', 'the connector changed after construction', { connectorId: internals.id, policy: 'integrity', category: 'integrity' });
+  }
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invocationError('invocation options must be an object');
+  const extra = Object.keys(options).filter((k) => k !== 'requestContext' && k !== 'abortSignal' && k !== 'toolCallId');
+  if (extra.length > 0) throw invocationError(`invocation option ${extra.map((k) => `"${k}"`).join(', ')} is not accepted`);
+  if (options.requestContext !== undefined && !(options.requestContext instanceof RequestContext)) throw invocationError('requestContext must be a RequestContext');
+  if (options.abortSignal !== undefined && !(options.abortSignal instanceof AbortSignal)) throw invocationError('abortSignal must be an AbortSignal');
+  if (options.toolCallId !== undefined && (typeof options.toolCallId !== 'string' || options.toolCallId.length === 0)) throw invocationError('toolCallId must be a non-empty string');
+  const parsed = validate(internals, 'input', input);
+  const output = await runGated(internals, parsed, {
+    entryPoint: 'direct',
+    requestContext: options.requestContext,
+    toolCallId: options.toolCallId,
+    abortSignal: options.abortSignal,
+    background: false,
+  });
+  return (internals.outputSchema ? validate(internals, 'output', output) : output) as O;
+}
+
+function validate(internals: Internals, phase: 'input' | 'output', value: unknown): unknown {
+  const schema = phase === 'input' ? internals.inputSchema : internals.outputSchema;
+  if (!schema) return value;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new ConnectorValidationError(internals.id, phase, result.error.issues.map((i) => i.path.map(String).join('.') || '(root)'));
+}
+
+/** The gate: one evaluation per call, in a fixed order, each decision recorded. */
+async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<unknown> {
+  const started = performance.now();
+  const rc = call.requestContext;
+  const manifest = c.resolved.manifest;
+  const actor = actorFromRequestContext(rc);
+  const base: Omit<AuditEvent, 'id' | 'timestamp' | 'decision' | 'code' | 'reason'> = {
+    boundary: 'tool',
+    action: 'tool.execute',
+    resource: `connector:${c.id}`,
+    context: auditContextFromRequestContext(rc),
+    ...(actor ? { actor: { ...actor, kind: actor.kind ?? 'human' } } : {}),
+  };
+  const detail = (extra: Record<string, string | number | boolean> = {}) => ({
+    sideEffect: manifest.sideEffect,
+    entryPoint: call.entryPoint,
+    egressEnforcement: manifest.egressEnforcement ?? 'enforced',
+    ...(call.toolCallId ? { toolCallId: call.toolCallId } : {}),
+    durationSeconds: (performance.now() - started) / 1_000,
+    ...extra,
+  });
+  const deny = async (code: string, extra: Record<string, string | number | boolean> = {}, reason = REASONS[code] ?? 'tool call refused'): Promise<never> => {
+    await recordGateDecision(c.audit, { ...base, decision: 'denied', code, reason, policy: { name: policyOf(code) }, detail: detail(extra) });
+    throw new ConnectorPolicyError(code as `CONNECTOR.${string}`, reason, {
+      connectorId: c.id,
+      policy: policyOf(code),
+      category: CATEGORIES[code] ?? 'authorization',
+      retryable: RETRYABLE.has(code),
+    });
+  };
+  const allow = async (code: string, action = 'tool.execute'): Promise<void> => {
+    const recorded = await recordGateDecision(c.audit, { ...base, action, decision: code === 'CONNECTOR.DRY_RUN' ? 'observed' : 'allowed', code, reason: REASONS[code] ?? 'allowed', detail: detail() });
+    // The tool runs only after its decision is on the record where the configuration requires it.
+    if (!recorded) await deny('CONNECTOR.AUDIT_UNAVAILABLE');
+  };
+
+  // 1. Trusted context: a malformed capability is a refusal, never "absent".
+  const identity = readIdentity(rc);
+  const grants = readGrants(rc);
+  const permissions = readPermissions(rc);
+  const isolation = readScalar(rc, ISOLATION_SCOPE_CONTEXT_KEY);
+  const workflowScope = readScalar(rc, WORKFLOW_SCOPE_CONTEXT_KEY);
+  const dryRun = readDryRun(rc);
+  const idempotencyKey = readScalar(rc, IDEMPOTENCY_KEY_CONTEXT_KEY);
+  if ([identity, permissions, isolation, workflowScope, dryRun, idempotencyKey].some((t) => t.state === 'invalid')) await deny('CONNECTOR.CONTEXT_INVALID');
+  if (grants.state === 'invalid') await deny('CONNECTOR.GRANT_INVALID');
+  const identityValue = identity.state === 'valid' ? identity.value : undefined;
+
+  // 2. Tool policies, in order; a throwing evaluator denies.
+  const toolCall: ToolCallContext = Object.freeze({
+    connectorId: c.id,
+    manifest,
+    entryPoint: call.entryPoint,
+    toolCallId: call.toolCallId,
+    identity: identityValue,
+    isolationScope: isolation.state === 'valid' ? isolation.value : undefined,
+    workflowScope: workflowScope.state === 'valid' ? workflowScope.value : undefined,
+    background: call.background,
+    requestContext: rc,
+  });
+  for (const evaluator of c.evaluators) {
+    let decision: Awaited<ReturnType<ToolPolicyEvaluator['evaluate']>>;
+    try {
+      decision = await evaluator.evaluate(input, toolCall);
+    } catch {
+      return deny('CONNECTOR.POLICY_FAILED', { evaluator: evaluator.name });
+    }
+    if (decision === null || typeof decision !== 'object' || decision.allowed !== true) {
+      const code = decision && decision.allowed === false && /^CONNECTOR\.[A-Z_]+$/.test(decision.code) ? decision.code : 'CONNECTOR.POLICY_FAILED';
+      return deny(code, { evaluator: evaluator.name }, REASONS[code] ?? `refused by tool policy ${evaluator.name}`);
+    }
+  }
+
+  // 3. Required permissions: before dry run and before the grant.
+  const required = manifest.requiredPermissions ?? [];
+  if (required.length > 0) {
+    const held = permissions.state === 'valid' ? new Set(permissions.value.permissions) : new Set<string>();
+    if (!required.every((p) => held.has(p))) await deny('CONNECTOR.PERMISSION_MISSING', { missing: required.filter((p) => !held.has(p)).length });
+  }
+
+  const runtime: ConnectorRuntime = Object.freeze({ fetch: c.fetch, signal: call.abortSignal, toolCallId: call.toolCallId, requestContext: rc });
+  const executeContext: ConnectorExecuteContext = Object.freeze({ requestContext: rc, toolCallId: call.toolCallId, abortSignal: call.abortSignal });
+
+  // 4. Dry run: a simulation needs no grant and touches no store.
+  if (dryRun.state === 'valid') {
+    if (!manifest.dryRun || !c.dryRunExecute) return deny('CONNECTOR.DRY_RUN_UNSUPPORTED');
+    await allow('CONNECTOR.DRY_RUN', 'tool.dry-run');
+    return c.dryRunExecute(input, executeContext, runtime);
+  }
+
+  // 5. Approval: a structured grant that matches this exact call.
+  let effectiveInput = input;
+  if (c.resolved.approvalRequired) {
+    const grant = grants.state === 'valid' ? grants.value.find((g) => grantMatches(g, { connectorId: c.id, identity: identityValue, toolCallId: call.toolCallId })) : undefined;
+    if (!grant) return deny('CONNECTOR.APPROVAL_REQUIRED');
+    if (grant.editedInput !== undefined) effectiveInput = validate(c, 'input', grant.editedInput);
+  }
+
+  // 6. Idempotency: replay a recorded result before spending any budget.
+  const tenant = toolCall.isolationScope ?? base.context.tenant ?? 'default';
+  let lease: { key: string; token: string } | undefined;
+  if (manifest.idempotencyKey && c.idempotencyStore) {
+    if (idempotencyKey.state !== 'valid') return deny('CONNECTOR.IDEMPOTENCY_KEY_REQUIRED');
+    const key = idempotencyStorageKey({ tenant, connectorId: c.id, key: idempotencyKey.value });
+    let reservation;
+    try {
+      reservation = await c.idempotencyStore.reserve(key, { holder: call.toolCallId ?? 'direct', pendingTtlMs: c.pendingTtlMs });
+    } catch {
+      return deny('CONNECTOR.IDEMPOTENCY_STORE_FAILED');
+    }
+    switch (reservation.status) {
+      case 'completed':
+        await allow('CONNECTOR.REPLAYED', 'tool.replay');
+        return structuredClone(reservation.result);
+      case 'pending':
+        return deny('CONNECTOR.IDEMPOTENCY_PENDING');
+      case 'ambiguous':
+        return deny('CONNECTOR.IDEMPOTENCY_AMBIGUOUS');
+      case 'reserved':
+        lease = { key, token: reservation.leaseToken };
+        break;
+      default: {
+        const exhaustive: never = reservation;
+        return exhaustive;
+      }
+    }
+  }
+  const release = async (code: string, retryable: boolean) => {
+    if (lease && c.idempotencyStore) await c.idempotencyStore.fail(lease.key, lease.token, { code, retryable }).catch(() => undefined);
+  };
+
+  // 7. Rate limit: last gate before execution, so a refused call consumes nothing.
+  if (c.resolved.rateLimit && c.rateLimitStore) {
+    let decision;
+    try {
+      decision = await c.rateLimitStore.consume(rateLimitStorageKey({ tenant, connectorId: c.id }), c.resolved.rateLimit);
+    } catch {
+      await release('CONNECTOR.RATE_LIMIT_STORE_FAILED', true);
+      return deny('CONNECTOR.RATE_LIMIT_STORE_FAILED');
+    }
+    if (!decision.allowed) {
+      await release('CONNECTOR.RATE_LIMITED', true);
+      return deny('CONNECTOR.RATE_LIMITED', { resetAt: decision.resetAt });
+    }
+  }
+
+  // 8. Execute. A failure is recorded by code; its message never reaches the audit trail.
+  try {
+    await allow('CONNECTOR.ALLOWED');
+  } catch (error) {
+    await release('CONNECTOR.AUDIT_UNAVAILABLE', true);
+    throw error;
+  }
+  let output: unknown;
+  try {
+    output = await c.execute(effectiveInput, executeContext, runtime);
+  } catch (error) {
+    await release('CONNECTOR.EXECUTION_FAILED', false);
+    // Our own errors carry stable, content-free codes; anything else is just "failed".
+    const code = error instanceof GatehouseError ? error.code : 'CONNECTOR.EXECUTION_FAILED';
+    await recordGateDecision(c.audit, { ...base, decision: 'error', code, reason: REASONS[code] ?? REASONS['CONNECTOR.EXECUTION_FAILED'] ?? 'the connector failed', detail: detail() });
+    throw error;
+  }
+  if (lease && c.idempotencyStore) {
+    try {
+      await c.idempotencyStore.complete(lease.key, lease.token, output as JsonValue | undefined);
+    } catch (error) {
+      // The side effect happened; the record did not. Report it, keep the result.
+      const code = error instanceof ConnectorPolicyError ? error.code : 'CONNECTOR.IDEMPOTENCY_STORE_FAILED';
+      await recordGateDecision(c.audit, { ...base, decision: 'error', code, reason: 'the result could not be recorded for replay', policy: { name: 'idempotency' }, detail: detail() });
+    }
+  }
+  return output;
+}

@@ -1,0 +1,14 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The opaque storage key of a business idempotency key: a hash over the JSON array of its
+ * scope, so `a:b` in one scope can never collide with `a` + `b` in another.
+ */
+export function idempotencyStorageKey(scope: { readonly tenant: string; readonly connectorId: string; readonly key: string }): string {
+  return createHash('sha256').update(JSON.stringify(['gatehouse.idempotency.v2', scope.tenant, scope.connectorId, scope.key])).digest('hex');
+}
+
+/** The storage key of a rate-limit budget, scoped the same way. */
+export function rateLimitStorageKey(scope: { readonly tenant: string; readonly connectorId: string }): string {
+  return createHash('sha256').update(JSON.stringify(['gatehouse.rate.v1', scope.tenant, scope.connectorId])).digest('hex');
+}

@@ -1,0 +1,56 @@
+import { declaredEgressWithin } from './egress/index.js';
+import { type ToolCallContext, type ToolPolicyDecision, type ToolPolicyEvaluator } from './types.js';
+
+const ALLOW: ToolPolicyDecision = Object.freeze({ allowed: true });
+
+/** Every declared egress host must fall within the organization allowlist, on every call. */
+export function networkEgress(options: { readonly allowedDomains: readonly string[] }): ToolPolicyEvaluator {
+  const allowed = [...options.allowedDomains];
+  return Object.freeze({
+    name: 'networkEgress',
+    evaluate: (_input: unknown, call: ToolCallContext): ToolPolicyDecision => {
+      const outside = declaredEgressWithin(call.manifest.egress ?? [], allowed);
+      return outside.length === 0 ? ALLOW : { allowed: false, code: 'CONNECTOR.EGRESS_NOT_ALLOWED' };
+    },
+  });
+}
+
+/** The workflow scope in context must be the workflow of the execution identity. */
+export function crossWorkflowIsolation(): ToolPolicyEvaluator {
+  return Object.freeze({
+    name: 'crossWorkflowIsolation',
+    evaluate: (_input: unknown, call: ToolCallContext): ToolPolicyDecision => {
+      if (call.workflowScope === undefined) return ALLOW;
+      if (!call.identity || call.identity.workflowId !== call.workflowScope) return { allowed: false, code: 'CONNECTOR.WORKFLOW_SCOPE_MISMATCH' };
+      return ALLOW;
+    },
+  });
+}
+
+/** Calls must carry an isolation scope, and (when given) one of the expected tenants. */
+export function tenantIsolation(options: { readonly tenants?: readonly string[] } = {}): ToolPolicyEvaluator {
+  const tenants = options.tenants ? new Set(options.tenants) : undefined;
+  return Object.freeze({
+    name: 'tenantIsolation',
+    evaluate: (_input: unknown, call: ToolCallContext): ToolPolicyDecision => {
+      if (call.isolationScope === undefined) return { allowed: false, code: 'CONNECTOR.ISOLATION_SCOPE_REQUIRED' };
+      if (tenants && !tenants.has(call.isolationScope)) return { allowed: false, code: 'CONNECTOR.ISOLATION_SCOPE_MISMATCH' };
+      return ALLOW;
+    },
+  });
+}
+
+/**
+ * Refuses background execution for connectors that did not opt in, including a `_background`
+ * override smuggled into a direct call's input.
+ */
+export function backgroundExecution(): ToolPolicyEvaluator {
+  return Object.freeze({
+    name: 'backgroundExecution',
+    evaluate: (input: unknown, call: ToolCallContext): ToolPolicyDecision => {
+      if (call.manifest.background === true) return ALLOW;
+      const override = input !== null && typeof input === 'object' && Object.hasOwn(input, '_background');
+      return call.background || override ? { allowed: false, code: 'CONNECTOR.BACKGROUND_NOT_ALLOWED' } : ALLOW;
+    },
+  });
+}

@@ -1,0 +1,158 @@
+import { type RequestContext } from '@mastra/core/request-context';
+import { type JsonValue } from '@gatehouse/contracts';
+import { type AuditLogger } from '../audit/audit-logger.js';
+import { type EgressGuardedFetch } from './egress/index.js';
+
+/** What a connector does to the world. */
+export type SideEffect = 'read' | 'write' | 'destructive' | 'idempotent';
+export const SIDE_EFFECTS: readonly SideEffect[] = ['read', 'write', 'destructive', 'idempotent'];
+
+/** The permission manifest: every field is enforced; an unknown field fails at construction. */
+export interface PermissionManifest {
+  readonly sideEffect: SideEffect;
+  /** Hosts the connector may reach: exact names or a leading `*.` wildcard. */
+  readonly egress?: readonly string[];
+  /** `enforced` (default): traffic goes through `runtime.fetch`; `declaration-only`: it does not, and audits say so. */
+  readonly egressEnforcement?: 'enforced' | 'declaration-only';
+  readonly requiresApproval?: boolean;
+  /** Permission identifiers (`resource:action`) the executing principal must hold. */
+  readonly requiredPermissions?: readonly string[];
+  /** The connector can simulate (`dryRunExecute`) when the caller asks. */
+  readonly dryRun?: boolean;
+  /** Calls carry an idempotency key and replay the recorded result. */
+  readonly idempotencyKey?: boolean;
+  /** Fixed-window budget such as `10/hour` (second, minute, hour, day). */
+  readonly rateLimit?: string;
+  /** May run as a Mastra background task (read-only connectors only). */
+  readonly background?: boolean;
+}
+
+/** The suspension a tool-call or suspension grant is bound to. */
+export interface ConnectorApprovalSuspension {
+  readonly stepPath: string;
+  readonly suspendedAt: string;
+  readonly resumeCount: number;
+}
+
+interface GrantBase {
+  readonly connectorId: string;
+  readonly runId: string;
+  /** Approval record the grant came from (for the audit trail). */
+  readonly approvalId?: string;
+  /** Arguments a reviewer approved with edits: the call runs with these instead. */
+  readonly editedInput?: JsonValue;
+}
+
+/** A structured grant from trusted context. A bare array of connector ids is not a grant. */
+export type ConnectorApprovalGrant =
+  | (GrantBase & { readonly scope: 'tool-call'; readonly workflowId: string; readonly suspension: ConnectorApprovalSuspension; readonly toolCallId: string })
+  | (GrantBase & { readonly scope: 'suspension'; readonly workflowId: string; readonly suspension: ConnectorApprovalSuspension })
+  | (GrantBase & { readonly scope: 'run'; readonly workflowId?: string });
+
+/** Where the current leg runs, minted by the trusted runtime. */
+export interface ConnectorExecutionIdentity {
+  readonly workflowId: string;
+  readonly runId: string;
+  readonly suspension?: ConnectorApprovalSuspension;
+}
+
+/** The permissions the executing principal holds, projected by trusted host code. */
+export interface PrincipalPermissions {
+  readonly principalId: string;
+  readonly permissions: readonly string[];
+}
+
+/** What the gate knows about one call, for tool policy evaluators. */
+export interface ToolCallContext {
+  readonly connectorId: string;
+  readonly manifest: PermissionManifest;
+  readonly entryPoint: 'agent' | 'workflow' | 'direct';
+  readonly toolCallId: string | undefined;
+  readonly identity: ConnectorExecutionIdentity | undefined;
+  readonly isolationScope: string | undefined;
+  readonly workflowScope: string | undefined;
+  /** True when Mastra runs this call as a background task. */
+  readonly background: boolean;
+  readonly requestContext: RequestContext | undefined;
+}
+
+export type ToolPolicyDecision = { readonly allowed: true } | { readonly allowed: false; readonly code: `CONNECTOR.${string}` };
+
+/** A custom check before execution. Throwing denies (fail closed). */
+export interface ToolPolicyEvaluator {
+  readonly name: string;
+  evaluate(input: unknown, call: ToolCallContext): ToolPolicyDecision | Promise<ToolPolicyDecision>;
+}
+
+/** Connector-level policies; like the manifest, an unknown field fails at construction. */
+export interface ConnectorPolicies {
+  /** Organization allowlist that every declared egress host must fall within. */
+  readonly networkEgress?: { readonly allowedDomains: readonly string[]; readonly allowPrivateAddresses?: readonly string[] };
+  readonly evaluators?: readonly ToolPolicyEvaluator[];
+  /** Destructive connectors need approval unless this is explicitly false. */
+  readonly destructiveRequiresApproval?: boolean;
+  /** Transport behind `runtime.fetch` (default: global fetch). */
+  readonly fetch?: typeof fetch;
+}
+
+/** What `execute` receives besides its input. */
+export interface ConnectorRuntime {
+  /** The only sanctioned way out: checks every request and redirect hop against the manifest. */
+  readonly fetch: EgressGuardedFetch;
+  readonly signal: AbortSignal | undefined;
+  readonly toolCallId: string | undefined;
+  readonly requestContext: RequestContext | undefined;
+}
+
+/** The recorded outcome of an idempotent call. */
+export type IdempotencyReservation =
+  | { readonly status: 'reserved'; readonly leaseToken: string; readonly takenOver: boolean }
+  | { readonly status: 'completed'; readonly result: JsonValue | undefined }
+  | { readonly status: 'pending' }
+  | { readonly status: 'ambiguous' };
+
+/** Exactly-once store. The in-memory one is for development; the ledger service provides the durable one. */
+export interface IdempotencyStore {
+  /** Claims `key` for `holder`, or reports who has it and what they recorded. */
+  reserve(key: string, options: { readonly holder: string; readonly pendingTtlMs: number }): Promise<IdempotencyReservation>;
+  /** Records the result; rejects when the lease was lost to a takeover. */
+  complete(key: string, leaseToken: string, result: JsonValue | undefined): Promise<void>;
+  /** Frees the key after a failed execution. */
+  fail(key: string, leaseToken: string, failure: { readonly code: string; readonly retryable: boolean }): Promise<void>;
+}
+
+export interface RateLimitDecision {
+  readonly allowed: boolean;
+  readonly remaining: number;
+  /** Epoch ms when the current window ends. */
+  readonly resetAt: number;
+}
+
+/** Shared budget store. A refused call must consume nothing. */
+export interface RateLimitStore {
+  consume(key: string, limit: { readonly count: number; readonly windowMs: number }): Promise<RateLimitDecision>;
+}
+
+export interface ConnectorConfig<I, O> {
+  readonly id: string;
+  readonly description: string;
+  readonly inputSchema: import('zod').ZodType<I>;
+  readonly outputSchema?: import('zod').ZodType<O>;
+  readonly permissions: PermissionManifest;
+  readonly policies?: ConnectorPolicies;
+  readonly execute: (input: I, context: ConnectorExecuteContext, runtime: ConnectorRuntime) => Promise<O>;
+  /** Required when `permissions.dryRun`: what the call would do, without doing it. */
+  readonly dryRunExecute?: (input: I, context: ConnectorExecuteContext, runtime: ConnectorRuntime) => Promise<O>;
+  readonly audit?: AuditLogger;
+  readonly idempotencyStore?: IdempotencyStore;
+  readonly rateLimitStore?: RateLimitStore;
+  /** How long a reservation stays pending before another process may take it over. Default 900,000 ms. */
+  readonly pendingTtlMs?: number;
+}
+
+/** The subset of Mastra's tool context a connector's execute sees. */
+export interface ConnectorExecuteContext {
+  readonly requestContext: RequestContext | undefined;
+  readonly toolCallId: string | undefined;
+  readonly abortSignal: AbortSignal | undefined;
+}
