@@ -12,6 +12,7 @@ import { egressFetch, type EgressGuardedFetch } from './egress/index.js';
 import { ConnectorPolicyError, ConnectorValidationError, type ConnectorErrorCategory } from './errors.js';
 import { type ResolvedManifest, resolveManifest } from './manifest.js';
 import { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
+import { cloneJson } from './stores/json-native.js';
 import { backgroundExecution, networkEgress } from './tool-policies.js';
 import { grantMatches, readDryRun, readGrants, readIdentity, readPermissions, readScalar } from './trusted-context.js';
 import {
@@ -351,7 +352,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     switch (reservation.status) {
       case 'completed':
         await allow('CONNECTOR.REPLAYED', 'tool.replay');
-        return structuredClone(reservation.result);
+        return cloneJson(reservation.result);
       case 'pending':
         return deny('CONNECTOR.IDEMPOTENCY_PENDING');
       case 'ambiguous':

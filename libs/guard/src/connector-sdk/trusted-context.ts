@@ -1,4 +1,6 @@
+import { type JsonValue } from '@gatehouse/contracts';
 import { readContextValue } from '../context.js';
+import { cloneJson, isJsonNative } from './stores/json-native.js';
 import {
   CONNECTOR_EXECUTION_CONTEXT_KEY,
   CONNECTOR_GRANTS_CONTEXT_KEY,
@@ -38,11 +40,12 @@ function parseGrant(v: unknown): ConnectorApprovalGrant | undefined {
   const base = ['scope', 'connectorId', 'runId', 'workflowId', 'approvalId', 'editedInput'];
   if (!nonEmpty(v['connectorId']) || !nonEmpty(v['runId'])) return undefined;
   if (v['approvalId'] !== undefined && !nonEmpty(v['approvalId'])) return undefined;
+  if (v['editedInput'] !== undefined && !isJsonNative(v['editedInput'])) return undefined;
   const common = {
     connectorId: v['connectorId'],
     runId: v['runId'],
     ...(v['approvalId'] === undefined ? {} : { approvalId: v['approvalId'] as string }),
-    ...(v['editedInput'] === undefined ? {} : { editedInput: structuredClone(v['editedInput']) as never }),
+    ...(v['editedInput'] === undefined ? {} : { editedInput: cloneJson(v['editedInput'] as JsonValue) }),
   };
   switch (v['scope']) {
     case 'run':

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type JsonValue } from '@gatehouse/contracts';
 import { ConnectorPolicyError } from '../errors.js';
 import { type IdempotencyReservation, type IdempotencyStore } from '../types.js';
-import { isJsonNative } from './json-native.js';
+import { cloneJson, isJsonNative } from './json-native.js';
 
 type Entry =
   | { status: 'pending'; leaseToken: string; holder: string; expiresAt: number }
@@ -48,7 +48,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       });
     }
     this.entries.delete(key);
-    this.entries.set(key, { status: 'completed', result: structuredClone(result) });
+    this.entries.set(key, { status: 'completed', result: cloneJson(result) });
     this.evict();
   }
 

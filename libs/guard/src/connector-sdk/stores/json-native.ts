@@ -30,3 +30,8 @@ export function isJsonNative(value: unknown): value is JsonValue | undefined {
   };
   return walk(value);
 }
+
+/** A deep copy of a JSON-native value (a JSON round trip; `undefined` stays `undefined`). */
+export function cloneJson<T extends JsonValue | undefined>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
