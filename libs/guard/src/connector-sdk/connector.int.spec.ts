@@ -69,6 +69,20 @@ describe('tool boundary decisions on the real audit topic', () => {
     await callThrough('agent-loop', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-1' }));
     fail = true;
     await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-2' }));
+    fail = false;
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-3' }));
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-4' }));
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: ['refunds.create'] }));
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_EXECUTION_CONTEXT_KEY]: { runId: 42 } }));
+    const fetcher = createConnector({
+      id: 'status.fetch',
+      description: 'Fetch a status page',
+      inputSchema: z.object({ url: z.string() }),
+      permissions: { sideEffect: 'read', egress: ['status.example.com'] },
+      audit,
+      execute: async ({ url }, _c, runtime) => (await runtime.fetch(url)).status,
+    });
+    await callThrough('agent-loop', fetcher, { url: 'http://169.254.169.254/latest/meta-data' }, context({}));
     await sink.flush();
 
     const events: TopicEvent<'audit'>[] = [];
@@ -83,6 +97,12 @@ describe('tool boundary decisions on the real audit topic', () => {
       'allowed:CONNECTOR.REPLAYED',
       'allowed:CONNECTOR.ALLOWED',
       'error:CONNECTOR.EXECUTION_FAILED',
+      'allowed:CONNECTOR.ALLOWED',
+      'denied:CONNECTOR.RATE_LIMITED',
+      'denied:CONNECTOR.GRANT_INVALID',
+      'denied:CONNECTOR.CONTEXT_INVALID',
+      'allowed:CONNECTOR.ALLOWED',
+      'error:CONNECTOR.EGRESS_HOST_NOT_DECLARED',
     ]);
     const allowed = events.find((e) => e.payload.code === 'CONNECTOR.ALLOWED');
     expect(allowed?.payload.attributes).toMatchObject({ sideEffect: 'write', egressEnforcement: 'enforced', action: 'tool.execute', resource: 'connector:refunds.create' });
