@@ -1,7 +1,15 @@
 import { type z } from 'zod';
 import { DecisionRecordedV1 } from './events/audit.js';
 import { ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1 } from './events/approvals.js';
-import { LedgerKeyCompletedV1, LedgerKeyFailedV1, LedgerKeyReservedV1, LedgerKeyTakenOverV1 } from './events/ledger.js';
+import {
+  LedgerKeyCompletedV1,
+  LedgerKeyFailedV1,
+  LedgerKeyReconciledV1,
+  LedgerKeyReservedV1,
+  LedgerKeyResolvedV1,
+  LedgerKeyTakenOverV1,
+  LedgerRateConsumedV1,
+} from './events/ledger.js';
 import { PolicyBundlePublishedV1 } from './events/policies.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -44,7 +52,15 @@ export const TOPICS = {
     key: 'idempotency or rate key (envelope subject)',
     partitions: 3,
     configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1' },
-    events: [LedgerKeyReservedV1, LedgerKeyCompletedV1, LedgerKeyFailedV1, LedgerKeyTakenOverV1],
+    events: [
+      LedgerKeyReservedV1,
+      LedgerKeyCompletedV1,
+      LedgerKeyFailedV1,
+      LedgerKeyTakenOverV1,
+      LedgerKeyReconciledV1,
+      LedgerKeyResolvedV1,
+      LedgerRateConsumedV1,
+    ],
   },
   policies: {
     name: 'gatehouse.policies.v1',

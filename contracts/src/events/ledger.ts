@@ -23,7 +23,8 @@ export type LedgerKeyReserved = z.infer<typeof LedgerKeyReservedV1>;
 export const LedgerKeyCompletedV1 = defineEvent(
   'LedgerKeyCompleted',
   1,
-  z.object({ key: LedgerKey, leaseToken: LeaseToken, result: JsonValueSchema }),
+  // No result when the connector returned undefined (the only non-JSON value it may return).
+  z.object({ key: LedgerKey, leaseToken: LeaseToken, result: JsonValueSchema.optional() }),
 );
 export type LedgerKeyCompleted = z.infer<typeof LedgerKeyCompletedV1>;
 
@@ -48,3 +49,49 @@ export const LedgerKeyTakenOverV1 = defineEvent(
   }),
 );
 export type LedgerKeyTakenOver = z.infer<typeof LedgerKeyTakenOverV1>;
+
+/** The new holder's reconcile answer after a takeover: did the earlier attempt's side effect happen? */
+export const LedgerKeyReconciledV1 = defineEvent(
+  'LedgerKeyReconciled',
+  1,
+  z.object({
+    key: LedgerKey,
+    leaseToken: LeaseToken,
+    outcome: z.enum(['already-applied', 'not-applied']),
+    /** The outside world's result when already applied; it becomes the recorded result. */
+    result: JsonValueSchema.optional(),
+  }),
+);
+export type LedgerKeyReconciled = z.infer<typeof LedgerKeyReconciledV1>;
+
+/** An operator's decision on an ambiguous key (no reconcile available). */
+export const LedgerKeyResolvedV1 = defineEvent(
+  'LedgerKeyResolved',
+  1,
+  z.object({
+    key: LedgerKey,
+    decision: z.enum(['re-execute', 'mark-completed']),
+    result: JsonValueSchema.optional(),
+    operator: z.object({ id: z.string().min(1), role: z.string().min(1) }),
+    comment: z.string().max(2000).optional(),
+  }),
+);
+export type LedgerKeyResolved = z.infer<typeof LedgerKeyResolvedV1>;
+
+/**
+ * A request to spend one unit of a shared budget. Every request is on the log; the fold
+ * admits it or not by the log append time, and a refused request consumes nothing.
+ */
+export const LedgerRateConsumedV1 = defineEvent(
+  'LedgerRateConsumed',
+  1,
+  z.object({
+    budgetKey: z.string().regex(/^[\da-f]{64}$/, 'must be a hex sha-256 budget key'),
+    claimId: z.uuid(),
+    /** `fixed-window` (may admit close to twice the budget across a boundary) or `sliding-window` (never more than `count` in any window-length interval). */
+    algorithm: z.enum(['fixed-window', 'sliding-window']),
+    count: z.number().int().positive(),
+    windowMs: z.number().int().positive(),
+  }),
+);
+export type LedgerRateConsumed = z.infer<typeof LedgerRateConsumedV1>;

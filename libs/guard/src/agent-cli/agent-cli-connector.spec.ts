@@ -82,7 +82,7 @@ describe('agent CLI connectors', () => {
   });
 
   it('refuses a pending TTL not above the timeout, and unknown options', () => {
-    expect(() => createAgentCliConnector(FAKE, { cwd: workspace, timeoutMs: 1_000, pendingTtlMs: 500, idempotencyStore: { reserve: async () => ({ status: 'pending' }), complete: async () => undefined, fail: async () => undefined } })).toThrow(/pendingTtlMs/);
+    expect(() => createAgentCliConnector(FAKE, { cwd: workspace, timeoutMs: 1_000, pendingTtlMs: 500, idempotencyStore: { reserve: async () => ({ status: 'pending' }), complete: async () => undefined, fail: async () => undefined, reconcile: async () => undefined } })).toThrow(/pendingTtlMs/);
     expect(() => createAgentCliConnector(FAKE, { workdir: '/tmp' } as never)).toThrow(/unknown option "workdir"/);
     expect(() => createAgentCliConnector(FAKE, { cwd: 'relative/dir' })).toThrow(/absolute/);
   });

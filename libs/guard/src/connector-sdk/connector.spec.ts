@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
 import { RequestContext } from '@mastra/core/request-context';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
@@ -238,6 +239,8 @@ describe('approval grants', () => {
   });
 });
 
+const hex = (name: string) => createHash('sha256').update(name).digest('hex');
+
 describe('idempotency store', () => {
   it('makes a concurrent caller with the same key wait (retryable) rather than execute', async () => {
     const store = new InMemoryIdempotencyStore();
@@ -262,21 +265,79 @@ describe('idempotency store', () => {
 
   it('does not record results that JSON would change', async () => {
     const store = new InMemoryIdempotencyStore();
-    const reservation = await store.reserve('k', { holder: 'h', pendingTtlMs: 1000 });
+    const reservation = await store.reserve(hex('k'), { holder: 'h', pendingTtlMs: 1000 });
     if (reservation.status !== 'reserved') throw new Error('expected a reservation');
-    await expect(store.complete('k', reservation.leaseToken, { at: new Date() } as never)).rejects.toMatchObject({ code: 'CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON' });
+    await expect(store.complete(hex('k'), reservation.leaseToken, { at: new Date() } as never)).rejects.toMatchObject({ code: 'CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON' });
     expect(store.size).toBe(0);
   });
 
   it('lets a stale reservation be taken over and refuses the old holder late completion', async () => {
     let now = 0;
     const store = new InMemoryIdempotencyStore({ now: () => now });
-    const first = await store.reserve('k', { holder: 'a', pendingTtlMs: 100 });
-    expect(await store.reserve('k', { holder: 'b', pendingTtlMs: 100 })).toEqual({ status: 'pending' });
+    const first = await store.reserve(hex('k'), { holder: 'a', pendingTtlMs: 100 });
+    expect(await store.reserve(hex('k'), { holder: 'b', pendingTtlMs: 100 })).toEqual({ status: 'pending' });
     now = 200;
-    const second = await store.reserve('k', { holder: 'b', pendingTtlMs: 100 });
+    const second = await store.reserve(hex('k'), { holder: 'b', pendingTtlMs: 100 });
     expect(second).toMatchObject({ status: 'reserved', takenOver: true });
     if (first.status !== 'reserved') throw new Error('expected a reservation');
-    await expect(store.complete('k', first.leaseToken, 1)).rejects.toMatchObject({ code: 'CONNECTOR.IDEMPOTENCY_LEASE_LOST' });
+    await expect(store.complete(hex('k'), first.leaseToken, 1)).rejects.toMatchObject({ code: 'CONNECTOR.IDEMPOTENCY_LEASE_LOST' });
+  });
+});
+
+describe('interrupted attempts (takeover after the pending TTL)', () => {
+  async function takeOver(store: InMemoryIdempotencyStore, advance: () => void) {
+    // A first holder reserves and dies without completing.
+    const key = (await import('./stores/idempotency-key.js')).idempotencyStorageKey({ tenant: 'acme', connectorId: 'refunds.create', key: 'refund-o-9' });
+    await store.reserve(key, { holder: 'dead-process', pendingTtlMs: 1_000 });
+    advance();
+  }
+
+  it('asks reconcile before re-running, and records an already-applied result without executing', async () => {
+    let now = 0;
+    const store = new InMemoryIdempotencyStore({ now: () => now });
+    await takeOver(store, () => (now = 5_000));
+    const { connector, audit, calls } = build({ sideEffect: 'write', idempotencyKey: true }, {
+      idempotencyStore: store,
+      pendingTtlMs: 1_000,
+      reconcile: async () => ({ outcome: 'already-applied', result: { ok: true, amount: 40 } }),
+    });
+    const rc = context({ [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'refund-o-9' });
+    expect(await invokeConnector(connector, input, { requestContext: rc })).toEqual({ ok: true, amount: 40 });
+    expect(calls).toHaveLength(0);
+    expect(lastDecision(audit)?.code).toBe('CONNECTOR.RECONCILED');
+    expect(await invokeConnector(connector, input, { requestContext: rc })).toEqual({ ok: true, amount: 40 });
+    expect(lastDecision(audit)?.code).toBe('CONNECTOR.REPLAYED');
+  });
+
+  it('re-runs once reconcile says the earlier attempt did not apply', async () => {
+    let now = 0;
+    const store = new InMemoryIdempotencyStore({ now: () => now });
+    await takeOver(store, () => (now = 5_000));
+    const { connector, calls } = build({ sideEffect: 'write', idempotencyKey: true }, { idempotencyStore: store, reconcile: async () => ({ outcome: 'not-applied' }) });
+    await invokeConnector(connector, input, { requestContext: context({ [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'refund-o-9' }) });
+    expect(calls).toHaveLength(1);
+  });
+
+  it('without reconcile parks the key for an operator instead of re-running silently', async () => {
+    let now = 0;
+    const store = new InMemoryIdempotencyStore({ now: () => now });
+    await takeOver(store, () => (now = 5_000));
+    const { connector, calls } = build({ sideEffect: 'write', idempotencyKey: true }, { idempotencyStore: store });
+    const rc = context({ [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'refund-o-9' });
+    await expect(invokeConnector(connector, input, { requestContext: rc })).rejects.toMatchObject({ code: 'CONNECTOR.IDEMPOTENCY_AMBIGUOUS' });
+    await expect(invokeConnector(connector, input, { requestContext: rc })).rejects.toMatchObject({ code: 'CONNECTOR.IDEMPOTENCY_AMBIGUOUS' });
+    expect(calls).toHaveLength(0);
+  });
+});
+
+describe('sliding-window rate limits', () => {
+  it('never admit more than the budget across a window boundary', async () => {
+    let now = 3_599_000; // one second before the hour
+    const store = new InMemoryRateLimitStore({ now: () => now });
+    const { connector, calls } = build({ sideEffect: 'read', rateLimit: '3/hour', rateLimitAlgorithm: 'sliding-window' }, { rateLimitStore: store });
+    for (let i = 0; i < 3; i += 1) await invokeConnector(connector, input, { requestContext: context() });
+    now = 3_601_000; // a fixed window would have reset here
+    await expect(invokeConnector(connector, input, { requestContext: context() })).rejects.toMatchObject({ code: 'CONNECTOR.RATE_LIMITED' });
+    expect(calls).toHaveLength(3);
   });
 });

@@ -41,6 +41,7 @@ interface Internals {
   readonly evaluators: readonly ToolPolicyEvaluator[];
   readonly execute: ConnectorConfig<unknown, unknown>['execute'];
   readonly dryRunExecute: ConnectorConfig<unknown, unknown>['dryRunExecute'];
+  readonly reconcile: ConnectorConfig<unknown, unknown>['reconcile'];
   readonly audit: AuditLogger | undefined;
   readonly idempotencyStore: IdempotencyStore | undefined;
   readonly rateLimitStore: RateLimitStore | undefined;
@@ -50,7 +51,7 @@ interface Internals {
 }
 
 const registry = new WeakMap<object, Internals>();
-const CONFIG_FIELDS = new Set(['id', 'description', 'inputSchema', 'outputSchema', 'permissions', 'policies', 'execute', 'dryRunExecute', 'audit', 'idempotencyStore', 'rateLimitStore', 'pendingTtlMs']);
+const CONFIG_FIELDS = new Set(['id', 'description', 'inputSchema', 'outputSchema', 'permissions', 'policies', 'execute', 'dryRunExecute', 'reconcile', 'audit', 'idempotencyStore', 'rateLimitStore', 'pendingTtlMs']);
 
 /** Static reasons per code: what callers and audit readers see, never tool input or output. */
 const REASONS: Record<string, string> = {
@@ -66,6 +67,8 @@ const REASONS: Record<string, string> = {
   'CONNECTOR.IDEMPOTENCY_KEY_REQUIRED': 'the call requires an idempotency key',
   'CONNECTOR.IDEMPOTENCY_PENDING': 'another call with this idempotency key is in progress',
   'CONNECTOR.IDEMPOTENCY_AMBIGUOUS': 'an earlier attempt may have run; an operator or reconcile must decide',
+  'CONNECTOR.RECONCILED': 'an interrupted attempt had already applied; its result was recorded',
+  'CONNECTOR.RECONCILE_FAILED': 'reconcile could not decide whether an interrupted attempt applied',
   'CONNECTOR.IDEMPOTENCY_STORE_FAILED': 'the idempotency store could not be reached',
   'CONNECTOR.RATE_LIMITED': 'the connector rate limit is exhausted',
   'CONNECTOR.RATE_LIMIT_STORE_FAILED': 'the rate-limit store could not be reached',
@@ -85,6 +88,7 @@ const CATEGORIES: Record<string, ConnectorErrorCategory> = {
   'CONNECTOR.IDEMPOTENCY_KEY_REQUIRED': 'idempotency',
   'CONNECTOR.IDEMPOTENCY_PENDING': 'idempotency',
   'CONNECTOR.IDEMPOTENCY_AMBIGUOUS': 'idempotency',
+  'CONNECTOR.RECONCILE_FAILED': 'idempotency',
   'CONNECTOR.IDEMPOTENCY_STORE_FAILED': 'unavailable',
   'CONNECTOR.RATE_LIMITED': 'rate-limit',
   'CONNECTOR.RATE_LIMIT_STORE_FAILED': 'unavailable',
@@ -123,6 +127,8 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
   if (typeof config.description !== 'string' || config.description.length === 0) throw new TypeError(`createConnector(${config.id}): description is required`);
   if (typeof config.execute !== 'function') throw new TypeError(`createConnector(${config.id}): execute must be a function`);
   if (config.dryRunExecute !== undefined && typeof config.dryRunExecute !== 'function') throw new TypeError(`createConnector(${config.id}): dryRunExecute must be a function`);
+  if (config.reconcile !== undefined && typeof config.reconcile !== 'function') throw new TypeError(`createConnector(${config.id}): reconcile must be a function`);
+  if (config.reconcile !== undefined && config.permissions?.idempotencyKey !== true) throw new TypeError(`createConnector(${config.id}): reconcile needs permissions.idempotencyKey`);
   if (!config.inputSchema || typeof (config.inputSchema as { safeParse?: unknown }).safeParse !== 'function') throw new TypeError(`createConnector(${config.id}): inputSchema must be a zod schema`);
   const pendingTtlMs = config.pendingTtlMs ?? 900_000;
   if (!Number.isSafeInteger(pendingTtlMs) || pendingTtlMs < 1) throw new TypeError(`createConnector(${config.id}): pendingTtlMs must be a positive integer`);
@@ -143,6 +149,7 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
     evaluators: Object.freeze(evaluators),
     execute: config.execute as Internals['execute'],
     dryRunExecute: config.dryRunExecute as Internals['dryRunExecute'],
+    reconcile: config.reconcile as Internals['reconcile'],
     audit: config.audit,
     idempotencyStore: config.idempotencyStore,
     rateLimitStore: config.rateLimitStore,
@@ -340,6 +347,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
   // 6. Idempotency: replay a recorded result before spending any budget.
   const tenant = toolCall.isolationScope ?? base.context.tenant ?? 'default';
   let lease: { key: string; token: string } | undefined;
+  let takenOver = false;
   if (manifest.idempotencyKey && c.idempotencyStore) {
     if (idempotencyKey.state !== 'valid') return deny('CONNECTOR.IDEMPOTENCY_KEY_REQUIRED');
     const key = idempotencyStorageKey({ tenant, connectorId: c.id, key: idempotencyKey.value });
@@ -359,6 +367,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
         return deny('CONNECTOR.IDEMPOTENCY_AMBIGUOUS');
       case 'reserved':
         lease = { key, token: reservation.leaseToken };
+        takenOver = reservation.takenOver;
         break;
       default: {
         const exhaustive: never = reservation;
@@ -370,11 +379,34 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     if (lease && c.idempotencyStore) await c.idempotencyStore.fail(lease.key, lease.token, { code, retryable }).catch(() => undefined);
   };
 
+  // 6b. A takeover inherits an interrupted attempt: ask the outside world before re-running.
+  if (lease && c.idempotencyStore && takenOver) {
+    if (!c.reconcile) {
+      // The key stays parked until an operator decides: never a silent re-run.
+      await release('CONNECTOR.IDEMPOTENCY_AMBIGUOUS', false);
+      return deny('CONNECTOR.IDEMPOTENCY_AMBIGUOUS');
+    }
+    let answer: Awaited<ReturnType<NonNullable<Internals['reconcile']>>>;
+    try {
+      answer = await c.reconcile(effectiveInput, executeContext, runtime);
+      if (answer === null || typeof answer !== 'object' || (answer.outcome !== 'already-applied' && answer.outcome !== 'not-applied')) throw new TypeError('bad reconcile answer');
+      await c.idempotencyStore.reconcile(lease.key, lease.token, answer.outcome === 'already-applied' ? { outcome: 'already-applied', result: answer.result as JsonValue } : { outcome: 'not-applied' });
+    } catch {
+      await release('CONNECTOR.RECONCILE_FAILED', false);
+      return deny('CONNECTOR.RECONCILE_FAILED');
+    }
+    if (answer.outcome === 'already-applied') {
+      await allow('CONNECTOR.RECONCILED', 'tool.reconcile');
+      return answer.result;
+    }
+  }
+
   // 7. Rate limit: last gate before execution, so a refused call consumes nothing.
   if (c.resolved.rateLimit && c.rateLimitStore) {
     let decision;
     try {
       decision = await c.rateLimitStore.consume(rateLimitStorageKey({ tenant, connectorId: c.id }), c.resolved.rateLimit);
+      if (decision === null || typeof decision !== 'object' || typeof decision.allowed !== 'boolean') throw new TypeError('bad rate-limit answer');
     } catch {
       await release('CONNECTOR.RATE_LIMIT_STORE_FAILED', true);
       return deny('CONNECTOR.RATE_LIMIT_STORE_FAILED');

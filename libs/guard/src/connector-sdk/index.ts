@@ -8,5 +8,6 @@ export { grantMatches } from './trusted-context.js';
 export { InMemoryIdempotencyStore } from './stores/in-memory-idempotency-store.js';
 export { InMemoryRateLimitStore } from './stores/in-memory-rate-limit-store.js';
 export { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
-export { isJsonNative } from './stores/json-native.js';
+export { cloneJson, isJsonNative } from './stores/json-native.js';
+export { createLedgerStores, type LedgerClientOptions } from './stores/ledger-client.js';
 export * from './egress/index.js';

@@ -1,7 +1,7 @@
 import { declaredEgressWithin, validateEgressPatterns } from './egress/index.js';
 import { type ConnectorPolicies, type PermissionManifest, SIDE_EFFECTS, type ToolPolicyEvaluator } from './types.js';
 
-const MANIFEST_FIELDS = new Set(['sideEffect', 'egress', 'egressEnforcement', 'requiresApproval', 'requiredPermissions', 'dryRun', 'idempotencyKey', 'rateLimit', 'background']);
+const MANIFEST_FIELDS = new Set(['sideEffect', 'egress', 'egressEnforcement', 'requiresApproval', 'requiredPermissions', 'dryRun', 'idempotencyKey', 'rateLimit', 'rateLimitAlgorithm', 'background']);
 const POLICY_FIELDS = new Set(['networkEgress', 'evaluators', 'destructiveRequiresApproval', 'fetch']);
 const BOOLEAN_FLAGS = ['requiresApproval', 'dryRun', 'idempotencyKey', 'background'] as const;
 /** `resource:action` identifiers, e.g. `refunds:create`. */
@@ -21,7 +21,7 @@ export function parseRateLimit(value: string): { count: number; windowMs: number
 export interface ResolvedManifest {
   readonly manifest: PermissionManifest;
   readonly egress: readonly string[];
-  readonly rateLimit: { readonly count: number; readonly windowMs: number } | undefined;
+  readonly rateLimit: { readonly count: number; readonly windowMs: number; readonly algorithm: 'fixed-window' | 'sliding-window' } | undefined;
   readonly approvalRequired: boolean;
 }
 
@@ -57,10 +57,14 @@ export function resolveManifest(
   if (manifest.idempotencyKey && !features.idempotencyStore) throw new TypeError(`${where}: idempotencyKey requires an idempotencyStore`);
   let rateLimit: ResolvedManifest['rateLimit'];
   if (manifest.rateLimit !== undefined) {
-    rateLimit = typeof manifest.rateLimit === 'string' ? parseRateLimit(manifest.rateLimit) : undefined;
-    if (!rateLimit) throw new TypeError(`${where}: rateLimit must look like 10/hour (second, minute, hour or day)`);
+    const parsed = typeof manifest.rateLimit === 'string' ? parseRateLimit(manifest.rateLimit) : undefined;
+    if (!parsed) throw new TypeError(`${where}: rateLimit must look like 10/hour (second, minute, hour or day)`);
+    const algorithm = manifest.rateLimitAlgorithm ?? 'fixed-window';
+    if (algorithm !== 'fixed-window' && algorithm !== 'sliding-window') throw new TypeError(`${where}: rateLimitAlgorithm must be fixed-window or sliding-window`);
+    rateLimit = { ...parsed, algorithm };
     if (!features.rateLimitStore) throw new TypeError(`${where}: rateLimit requires a rateLimitStore`);
   }
+  if (manifest.rateLimitAlgorithm !== undefined && manifest.rateLimit === undefined) throw new TypeError(`${where}: rateLimitAlgorithm without rateLimit`);
   if (manifest.background && manifest.sideEffect !== 'read') throw new TypeError(`${where}: background is allowed for read connectors only`);
 
   if (policies !== undefined) {

@@ -21,8 +21,10 @@ export interface PermissionManifest {
   readonly dryRun?: boolean;
   /** Calls carry an idempotency key and replay the recorded result. */
   readonly idempotencyKey?: boolean;
-  /** Fixed-window budget such as `10/hour` (second, minute, hour, day). */
+  /** Budget such as `10/hour` (second, minute, hour, day). */
   readonly rateLimit?: string;
+  /** `fixed-window` (default; may admit close to twice the budget across a boundary) or `sliding-window` (never more than the budget in any window-length interval). */
+  readonly rateLimitAlgorithm?: RateLimitAlgorithm;
   /** May run as a Mastra background task (read-only connectors only). */
   readonly background?: boolean;
 }
@@ -104,8 +106,11 @@ export interface ConnectorRuntime {
   readonly requestContext: RequestContext | undefined;
 }
 
+export type RateLimitAlgorithm = 'fixed-window' | 'sliding-window';
+
 /** The recorded outcome of an idempotent call. */
 export type IdempotencyReservation =
+  /** `takenOver`: an earlier holder died mid-execution; its side effect may have happened (reconcile first). */
   | { readonly status: 'reserved'; readonly leaseToken: string; readonly takenOver: boolean }
   | { readonly status: 'completed'; readonly result: JsonValue | undefined }
   | { readonly status: 'pending' }
@@ -117,9 +122,14 @@ export interface IdempotencyStore {
   reserve(key: string, options: { readonly holder: string; readonly pendingTtlMs: number }): Promise<IdempotencyReservation>;
   /** Records the result; rejects when the lease was lost to a takeover. */
   complete(key: string, leaseToken: string, result: JsonValue | undefined): Promise<void>;
-  /** Frees the key after a failed execution. */
+  /** Frees the key after a failed execution (an ambiguous key stays parked for an operator). */
   fail(key: string, leaseToken: string, failure: { readonly code: string; readonly retryable: boolean }): Promise<void>;
+  /** Records a reconcile answer after a takeover; `already-applied` completes the key with `result`. */
+  reconcile(key: string, leaseToken: string, outcome: { readonly outcome: 'already-applied' | 'not-applied'; readonly result?: JsonValue | undefined }): Promise<void>;
 }
+
+/** What `reconcile` tells the connector about an earlier, interrupted attempt. */
+export type ReconcileOutcome<O> = { readonly outcome: 'already-applied'; readonly result: O } | { readonly outcome: 'not-applied' };
 
 export interface RateLimitDecision {
   readonly allowed: boolean;
@@ -130,7 +140,7 @@ export interface RateLimitDecision {
 
 /** Shared budget store. A refused call must consume nothing. */
 export interface RateLimitStore {
-  consume(key: string, limit: { readonly count: number; readonly windowMs: number }): Promise<RateLimitDecision>;
+  consume(key: string, limit: { readonly count: number; readonly windowMs: number; readonly algorithm?: RateLimitAlgorithm }): Promise<RateLimitDecision>;
 }
 
 export interface ConnectorConfig<I, O> {
@@ -148,6 +158,11 @@ export interface ConnectorConfig<I, O> {
   readonly rateLimitStore?: RateLimitStore;
   /** How long a reservation stays pending before another process may take it over. Default 900,000 ms. */
   readonly pendingTtlMs?: number;
+  /**
+   * After a takeover (an earlier holder died mid-execution), checks the outside world: did
+   * the side effect already happen? Without it, an ambiguous key waits for an operator.
+   */
+  readonly reconcile?: (input: I, context: ConnectorExecuteContext, runtime: ConnectorRuntime) => Promise<ReconcileOutcome<O>>;
 }
 
 /** The subset of Mastra's tool context a connector's execute sees. */

@@ -1,20 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { type JsonValue } from '@gatehouse/contracts';
+import {
+  createEvent,
+  type JsonValue,
+  LedgerKeyCompletedV1,
+  LedgerKeyFailedV1,
+  LedgerKeyReconciledV1,
+  LedgerKeyReservedV1,
+  LedgerKeyTakenOverV1,
+} from '@gatehouse/contracts';
+import { applyLedgerEvent, createLedgerState, isStale, type LedgerEvent, type Verdict } from '@gatehouse/ledger';
 import { ConnectorPolicyError } from '../errors.js';
 import { type IdempotencyReservation, type IdempotencyStore } from '../types.js';
 import { cloneJson, isJsonNative } from './json-native.js';
 
-type Entry =
-  | { status: 'pending'; leaseToken: string; holder: string; expiresAt: number }
-  | { status: 'completed'; result: JsonValue | undefined };
+const SOURCE = { source: 'guard:in-memory-ledger', tenant: 'local' };
 
 /**
- * Development store: atomic within one process (reservation is synchronous), bounded replay
- * storage (oldest completed entries evicted past `maxEntries`). Its reach is the process:
- * use the ledger service's store when the promise must hold across processes.
+ * Development store: the ledger fold over an in-process log, so its rules are exactly the
+ * service's (lease tokens, stale takeover, ambiguous keys, JSON-native results). Atomic within
+ * one process; bounded (oldest completed entries evicted past `maxEntries`). Its reach is the
+ * process: use the idempotency-ledger service when the promise must hold across processes.
  */
 export class InMemoryIdempotencyStore implements IdempotencyStore {
-  private readonly entries = new Map<string, Entry>();
+  private readonly state = createLedgerState();
   private readonly maxEntries: number;
   private readonly now: () => number;
 
@@ -28,49 +36,63 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async reserve(key: string, options: { holder: string; pendingTtlMs: number }): Promise<IdempotencyReservation> {
-    const entry = this.entries.get(key);
-    if (entry?.status === 'completed') return { status: 'completed', result: entry.result };
-    if (entry?.status === 'pending' && entry.expiresAt > this.now()) return { status: 'pending' };
+    const current = this.state.keys.get(key);
+    if (current?.status === 'completed') return { status: 'completed', result: cloneJson(current.result) };
+    if (current?.status === 'ambiguous') return { status: 'ambiguous' };
     const leaseToken = randomUUID();
-    this.entries.set(key, { status: 'pending', leaseToken, holder: options.holder, expiresAt: this.now() + options.pendingTtlMs });
+    const meta = { ...SOURCE, subject: key };
+    if (current?.status === 'pending') {
+      if (!isStale(current, this.now())) return { status: 'pending' };
+      this.apply(createEvent(LedgerKeyTakenOverV1, meta, { key, previousLeaseToken: current.leaseToken, leaseToken, holder: options.holder, pendingTtlMs: options.pendingTtlMs }));
+      return { status: 'reserved', leaseToken, takenOver: true };
+    }
+    this.apply(createEvent(LedgerKeyReservedV1, meta, { key, connectorId: 'local', leaseToken, holder: options.holder, pendingTtlMs: options.pendingTtlMs }));
     this.evict();
-    return { status: 'reserved', leaseToken, takenOver: entry?.status === 'pending' };
+    return { status: 'reserved', leaseToken, takenOver: false };
   }
 
   async complete(key: string, leaseToken: string, result: JsonValue | undefined): Promise<void> {
-    const entry = this.entries.get(key);
-    if (entry?.status !== 'pending' || entry.leaseToken !== leaseToken) throw leaseLost();
     if (!isJsonNative(result)) {
-      // A result JSON would change is not recorded: free the key rather than replay a different type.
-      this.entries.delete(key);
-      throw new ConnectorPolicyError('CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON', 'connector result is not JSON-native and was not recorded', {
-        connectorId: 'idempotency-store', policy: 'idempotency', category: 'idempotency',
-      });
+      // A result JSON would change is not recorded: fail the lease rather than replay a different type.
+      await this.fail(key, leaseToken, { code: 'CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON', retryable: false });
+      throw storeError('CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON', 'connector result is not JSON-native and was not recorded');
     }
-    this.entries.delete(key);
-    this.entries.set(key, { status: 'completed', result: cloneJson(result) });
+    const verdict = this.apply(createEvent(LedgerKeyCompletedV1, { ...SOURCE, subject: key }, { key, leaseToken, ...(result === undefined ? {} : { result: cloneJson(result) }) }));
+    if (verdict.kind !== 'accepted') throw leaseLost();
     this.evict();
   }
 
-  async fail(key: string, leaseToken: string): Promise<void> {
-    const entry = this.entries.get(key);
-    if (entry?.status === 'pending' && entry.leaseToken === leaseToken) this.entries.delete(key);
+  async fail(key: string, leaseToken: string, failure: { code: string; retryable: boolean }): Promise<void> {
+    this.apply(createEvent(LedgerKeyFailedV1, { ...SOURCE, subject: key }, { key, leaseToken, code: failure.code, retryable: failure.retryable }));
+  }
+
+  async reconcile(key: string, leaseToken: string, outcome: { outcome: 'already-applied' | 'not-applied'; result?: JsonValue | undefined }): Promise<void> {
+    const verdict = this.apply(
+      createEvent(LedgerKeyReconciledV1, { ...SOURCE, subject: key }, { key, leaseToken, outcome: outcome.outcome, ...(outcome.result === undefined ? {} : { result: cloneJson(outcome.result) }) }),
+    );
+    if (verdict.kind !== 'accepted') throw leaseLost();
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.state.keys.size;
+  }
+
+  private apply(event: LedgerEvent): Verdict {
+    return applyLedgerEvent(this.state, event, this.now());
   }
 
   private evict(): void {
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size <= this.maxEntries) return;
-      if (entry.status === 'completed') this.entries.delete(key);
+    for (const [key, entry] of this.state.keys) {
+      if (this.state.keys.size <= this.maxEntries) return;
+      if (entry.status === 'completed') this.state.keys.delete(key);
     }
   }
 }
 
+function storeError(code: `CONNECTOR.${string}`, message: string): ConnectorPolicyError {
+  return new ConnectorPolicyError(code, message, { connectorId: 'idempotency-store', policy: 'idempotency', category: 'idempotency' });
+}
+
 function leaseLost(): ConnectorPolicyError {
-  return new ConnectorPolicyError('CONNECTOR.IDEMPOTENCY_LEASE_LOST', 'the reservation was taken over; the late result was not recorded', {
-    connectorId: 'idempotency-store', policy: 'idempotency', category: 'idempotency',
-  });
+  return storeError('CONNECTOR.IDEMPOTENCY_LEASE_LOST', 'the reservation was taken over; the late result was not recorded');
 }

@@ -1,11 +1,15 @@
-import { type RateLimitDecision, type RateLimitStore } from '../types.js';
+import { randomUUID } from 'node:crypto';
+import { createEvent, LedgerRateConsumedV1 } from '@gatehouse/contracts';
+import { applyLedgerEvent, createLedgerState } from '@gatehouse/ledger';
+import { type RateLimitAlgorithm, type RateLimitDecision, type RateLimitStore } from '../types.js';
 
 /**
- * Development store: fixed windows per process. A fixed window can admit close to twice the
- * budget across a boundary; the ledger service offers a token bucket.
+ * Development store: the ledger's budget fold in one process (fixed or sliding windows).
+ * Budget keys are hex sha-256 (`rateLimitStorageKey`). Use the idempotency-ledger service
+ * for budgets shared across processes.
  */
 export class InMemoryRateLimitStore implements RateLimitStore {
-  private readonly windows = new Map<string, { start: number; used: number }>();
+  private readonly state = createLedgerState();
   private readonly now: () => number;
 
   constructor(options: { now?: () => number } = {}) {
@@ -14,18 +18,17 @@ export class InMemoryRateLimitStore implements RateLimitStore {
     this.now = options.now ?? Date.now;
   }
 
-  async consume(key: string, limit: { count: number; windowMs: number }): Promise<RateLimitDecision> {
-    const now = this.now();
-    const start = now - (now % limit.windowMs);
-    let window = this.windows.get(key);
-    if (!window || window.start !== start) {
-      window = { start, used: 0 };
-      this.windows.set(key, window);
-    }
-    const resetAt = start + limit.windowMs;
-    // A refused call consumes nothing.
-    if (window.used >= limit.count) return { allowed: false, remaining: 0, resetAt };
-    window.used += 1;
-    return { allowed: true, remaining: limit.count - window.used, resetAt };
+  async consume(key: string, limit: { count: number; windowMs: number; algorithm?: RateLimitAlgorithm }): Promise<RateLimitDecision> {
+    const event = createEvent(LedgerRateConsumedV1, { source: 'guard:in-memory-ledger', tenant: 'local', subject: key }, {
+      budgetKey: key,
+      claimId: randomUUID(),
+      algorithm: limit.algorithm ?? 'fixed-window',
+      count: limit.count,
+      windowMs: limit.windowMs,
+    });
+    const verdict = applyLedgerEvent(this.state, event, this.now());
+    if (verdict.kind === 'admitted') return { allowed: true, remaining: verdict.remaining, resetAt: verdict.resetAt };
+    if (verdict.kind === 'refused') return { allowed: false, remaining: 0, resetAt: verdict.resetAt };
+    throw new Error('unexpected budget verdict');
   }
 }

@@ -35,12 +35,13 @@ describe('JSON-native results', () => {
 describe('InMemoryIdempotencyStore', () => {
   it('bounds replay storage by evicting the oldest completed entries', async () => {
     const store = new InMemoryIdempotencyStore({ maxEntries: 2 });
-    for (const key of ['a', 'b', 'c']) {
+    const [a, b, c] = ['a', 'b', 'c'].map((k) => idempotencyStorageKey({ tenant: 't', connectorId: 'c', key: k })) as [string, string, string];
+    for (const key of [a, b, c]) {
       const r = await store.reserve(key, { holder: 'h', pendingTtlMs: 1000 });
       if (r.status === 'reserved') await store.complete(key, r.leaseToken, key);
     }
     expect(store.size).toBe(2);
-    expect(await store.reserve('a', { holder: 'h', pendingTtlMs: 1000 })).toMatchObject({ status: 'reserved' });
+    expect(await store.reserve(a, { holder: 'h', pendingTtlMs: 1000 })).toMatchObject({ status: 'reserved' });
   });
 
   it('refuses unknown options and a bad bound', () => {

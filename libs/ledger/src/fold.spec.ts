@@ -1,0 +1,135 @@
+import { describe, expect, it } from '@jest/globals';
+import { randomUUID, createHash } from 'node:crypto';
+import {
+  createEvent,
+  LedgerKeyCompletedV1,
+  LedgerKeyFailedV1,
+  LedgerKeyReconciledV1,
+  LedgerKeyReservedV1,
+  LedgerKeyResolvedV1,
+  LedgerKeyTakenOverV1,
+  LedgerRateConsumedV1,
+} from '@gatehouse/contracts';
+import { applyLedgerEvent, foldLedger, type LedgerEvent } from './fold.js';
+import { createLedgerState } from './state.js';
+
+const key = createHash('sha256').update('k').digest('hex');
+const budget = createHash('sha256').update('b').digest('hex');
+const meta = { source: 'service:idempotency-ledger', tenant: 'acme', subject: key };
+
+const reserved = (lease: string, ttl = 1_000) => createEvent(LedgerKeyReservedV1, meta, { key, connectorId: 'c', leaseToken: lease, holder: 'h', pendingTtlMs: ttl });
+const takenOver = (previous: string, lease: string) => createEvent(LedgerKeyTakenOverV1, meta, { key, previousLeaseToken: previous, leaseToken: lease, holder: 'h2', pendingTtlMs: 1_000 });
+const completed = (lease: string, result: unknown = { ok: 1 }) => createEvent(LedgerKeyCompletedV1, meta, { key, leaseToken: lease, result: result as never });
+const failed = (lease: string) => createEvent(LedgerKeyFailedV1, meta, { key, leaseToken: lease, code: 'X', retryable: true });
+const consume = (algorithm: 'fixed-window' | 'sliding-window', count: number, windowMs: number) =>
+  createEvent(LedgerRateConsumedV1, { ...meta, subject: budget }, { budgetKey: budget, claimId: randomUUID(), algorithm, count, windowMs });
+
+describe('idempotency keys', () => {
+  it('lets the first claim on a free key win and rejects a second while it is pending', () => {
+    const state = createLedgerState();
+    const [a, b] = [randomUUID(), randomUUID()];
+    expect(applyLedgerEvent(state, reserved(a), 0)).toEqual({ kind: 'accepted' });
+    expect(applyLedgerEvent(state, reserved(b), 10)).toEqual({ kind: 'rejected', reason: 'key-held' });
+    expect(state.keys.get(key)).toMatchObject({ status: 'pending', leaseToken: a });
+  });
+
+  it('records the result of the holder and rejects a completion by anyone else', () => {
+    const state = createLedgerState();
+    const [a, b] = [randomUUID(), randomUUID()];
+    applyLedgerEvent(state, reserved(a), 0);
+    expect(applyLedgerEvent(state, completed(b), 5)).toEqual({ kind: 'rejected', reason: 'lease-lost' });
+    expect(applyLedgerEvent(state, completed(a, { refund: 'r-1' }), 6)).toEqual({ kind: 'accepted' });
+    expect(state.keys.get(key)).toMatchObject({ status: 'completed', result: { refund: 'r-1' } });
+    expect(applyLedgerEvent(state, reserved(b), 7)).toEqual({ kind: 'rejected', reason: 'key-completed' });
+  });
+
+  it('frees the key after a failure', () => {
+    const state = createLedgerState();
+    const [a, b] = [randomUUID(), randomUUID()];
+    applyLedgerEvent(state, reserved(a), 0);
+    applyLedgerEvent(state, failed(a), 1);
+    expect(applyLedgerEvent(state, reserved(b), 2)).toEqual({ kind: 'accepted' });
+  });
+
+  it('allows a takeover only after the TTL by log time, and refuses the old holder afterwards', () => {
+    const state = createLedgerState();
+    const [a, b] = [randomUUID(), randomUUID()];
+    applyLedgerEvent(state, reserved(a, 1_000), 10_000);
+    expect(applyLedgerEvent(state, takenOver(a, b), 10_999)).toEqual({ kind: 'rejected', reason: 'not-stale' });
+    expect(applyLedgerEvent(state, takenOver(a, b), 11_000)).toEqual({ kind: 'accepted' });
+    expect(state.keys.get(key)).toMatchObject({ status: 'pending', leaseToken: b, ambiguous: true });
+    expect(applyLedgerEvent(state, completed(a), 11_001)).toEqual({ kind: 'rejected', reason: 'lease-lost' });
+  });
+
+  it('needs a reconcile answer (or an operator) before an ambiguous key completes or re-runs', () => {
+    const state = createLedgerState();
+    const [a, b] = [randomUUID(), randomUUID()];
+    applyLedgerEvent(state, reserved(a, 100), 0);
+    applyLedgerEvent(state, takenOver(a, b), 200);
+    expect(applyLedgerEvent(state, completed(b), 201)).toEqual({ kind: 'rejected', reason: 'key-ambiguous' });
+    const notApplied = createEvent(LedgerKeyReconciledV1, meta, { key, leaseToken: b, outcome: 'not-applied' });
+    expect(applyLedgerEvent(state, notApplied, 202)).toEqual({ kind: 'accepted' });
+    expect(applyLedgerEvent(state, completed(b, { refund: 'r-2' }), 203)).toEqual({ kind: 'accepted' });
+  });
+
+  it('records a reconcile that finds the side effect already applied as the result', () => {
+    const state = createLedgerState();
+    const [a, b] = [randomUUID(), randomUUID()];
+    applyLedgerEvent(state, reserved(a, 100), 0);
+    applyLedgerEvent(state, takenOver(a, b), 100);
+    applyLedgerEvent(state, createEvent(LedgerKeyReconciledV1, meta, { key, leaseToken: b, outcome: 'already-applied', result: { refund: 'r-1' } }), 101);
+    expect(state.keys.get(key)).toMatchObject({ status: 'completed', result: { refund: 'r-1' } });
+  });
+
+  it('parks an ambiguous key whose holder walks away until an operator decides', () => {
+    const state = createLedgerState();
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+    applyLedgerEvent(state, reserved(a, 100), 0);
+    applyLedgerEvent(state, takenOver(a, b), 100);
+    applyLedgerEvent(state, failed(b), 101);
+    expect(state.keys.get(key)?.status).toBe('ambiguous');
+    expect(applyLedgerEvent(state, reserved(c), 102)).toEqual({ kind: 'rejected', reason: 'key-ambiguous' });
+    const resolved = createEvent(LedgerKeyResolvedV1, meta, { key, decision: 're-execute', operator: { id: 'ops-1', role: 'operator' } });
+    expect(applyLedgerEvent(state, resolved, 103)).toEqual({ kind: 'accepted' });
+    expect(applyLedgerEvent(state, reserved(c), 104)).toEqual({ kind: 'accepted' });
+  });
+
+  it('reaches the same state on every replay of the same records', () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    const records: { event: LedgerEvent; logTime: number }[] = [
+      { event: reserved(a, 100), logTime: 0 },
+      { event: reserved(b), logTime: 1 },
+      { event: takenOver(a, b), logTime: 150 },
+      { event: consume('sliding-window', 3, 1_000), logTime: 150 },
+    ];
+    expect(foldLedger(records)).toEqual(foldLedger(records));
+  });
+});
+
+describe('rate budgets', () => {
+  it('fixed window admits count per window and a refused request consumes nothing', () => {
+    const state = createLedgerState();
+    const verdicts = [0, 1, 2, 3].map((t) => applyLedgerEvent(state, consume('fixed-window', 3, 1_000), t).kind);
+    expect(verdicts).toEqual(['admitted', 'admitted', 'admitted', 'refused']);
+    expect(state.budgets.get(budget)).toMatchObject({ used: 3 });
+    expect(applyLedgerEvent(state, consume('fixed-window', 3, 1_000), 1_000).kind).toBe('admitted');
+  });
+
+  it('fixed window admits up to twice the budget across a boundary; the sliding window does not', () => {
+    const times = [990, 991, 992, 1_000, 1_001, 1_002];
+    const fixed = createLedgerState();
+    const bucket = createLedgerState();
+    const admittedFixed = times.filter((t) => applyLedgerEvent(fixed, consume('fixed-window', 3, 1_000), t).kind === 'admitted').length;
+    const admittedBucket = times.filter((t) => applyLedgerEvent(bucket, consume('sliding-window', 3, 1_000), t).kind === 'admitted').length;
+    expect(admittedFixed).toBe(6);
+    expect(admittedBucket).toBe(3);
+  });
+
+  it('sliding window never admits more than count in any window-length interval', () => {
+    const state = createLedgerState();
+    const admitted: number[] = [];
+    for (let t = 0; t < 5_000; t += 37) if (applyLedgerEvent(state, consume('sliding-window', 10, 1_000), t).kind === 'admitted') admitted.push(t);
+    for (const start of admitted) expect(admitted.filter((t) => t >= start && t < start + 1_000).length).toBeLessThanOrEqual(10);
+    expect(admitted.length).toBeGreaterThan(40);
+  });
+});

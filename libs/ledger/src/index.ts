@@ -1,0 +1,2 @@
+export * from './state.js';
+export * from './fold.js';

@@ -1,0 +1,43 @@
+import { type JsonValue } from '@gatehouse/contracts';
+
+/** Who holds an idempotency key, or what was recorded for it. */
+export type KeyState =
+  | { readonly status: 'pending'; readonly leaseToken: string; readonly holder: string; readonly reservedAt: number; readonly pendingTtlMs: number; readonly connectorId: string; readonly ambiguous: boolean }
+  | { readonly status: 'completed'; readonly leaseToken: string; readonly result: JsonValue | undefined; readonly completedAt: number; readonly connectorId: string }
+  | { readonly status: 'ambiguous'; readonly since: number; readonly connectorId: string };
+
+/** A shared budget: a fixed window's use, or a sliding window's admission times (log time). */
+export type BudgetState =
+  | { readonly algorithm: 'fixed-window'; readonly windowStart: number; readonly used: number; readonly count: number; readonly windowMs: number }
+  | { readonly algorithm: 'sliding-window'; readonly admitted: readonly number[]; readonly count: number; readonly windowMs: number };
+
+/** What the fold decided about one event: writers read their own event's verdict back. */
+export type Verdict =
+  | { readonly kind: 'accepted' }
+  | { readonly kind: 'rejected'; readonly reason: RejectionReason }
+  | { readonly kind: 'admitted'; readonly remaining: number; readonly resetAt: number }
+  | { readonly kind: 'refused'; readonly remaining: 0; readonly resetAt: number };
+
+export type RejectionReason =
+  | 'key-held' // a reservation that is still pending and not stale
+  | 'key-completed'
+  | 'key-ambiguous'
+  | 'not-stale' // a takeover before the TTL ran out
+  | 'lease-lost' // a late completion, failure or reconcile from a holder that was taken over
+  | 'not-ambiguous'
+  | 'unknown-key';
+
+/**
+ * The fold's whole state. Owned by one fold and advanced in place (a replay of thousands of
+ * keys must not copy maps per event); entries are frozen values. Replaying the same records
+ * into a new state gives an equal state.
+ */
+export interface LedgerState {
+  readonly keys: Map<string, KeyState>;
+  readonly budgets: Map<string, BudgetState>;
+}
+
+/** A fresh, empty state: the start of every replay. */
+export function createLedgerState(): LedgerState {
+  return { keys: new Map(), budgets: new Map() };
+}
