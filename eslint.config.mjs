@@ -36,6 +36,10 @@ export default tseslint.config(
   },
   {
     files: ['**/*.mjs'],
-    languageOptions: { globals: { console: 'readonly', process: 'readonly' } },
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['console', 'process', 'setTimeout', 'setInterval', 'clearTimeout', 'clearInterval', 'setImmediate', 'Buffer', 'URL', 'AbortSignal', 'fetch'].map((g) => [g, 'readonly']),
+      ),
+    },
   },
 );

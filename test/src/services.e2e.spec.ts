@@ -1,38 +1,14 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { SERVICES } from '@gatehouse/service-runtime';
+import { freePort, killAll, ROOT, startNode } from './support/processes.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
-const running: ChildProcess[] = [];
-
-afterAll(() => {
-  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+afterAll(() => killAll());
 
 function start(name: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  // process.execPath is the Node 22 running this test: the services run on it too.
-  const child = spawn(process.execPath, [path.join(root, `services/${name}/dist/main.js`)], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.push(child);
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  return { child, output: () => output };
+  return startNode(path.join(ROOT, `services/${name}/dist/main.js`), [], env);
 }
 
 async function healthy(port: number, child: ChildProcess, timeoutMs = 60_000): Promise<{ status: number; body: Record<string, unknown> }> {

@@ -1,13 +1,75 @@
-import { type DynamicModule, Module } from '@nestjs/common';
-import { CreateProjectionOffsets1764489600000, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { type DynamicModule, Inject, Logger, Module, type OnModuleDestroy } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { topicName } from '@gatehouse/contracts';
+import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { type Kafka } from 'kafkajs';
+import { type DataSource } from 'typeorm';
+import { CompleteKeyController } from './complete-key/complete-key.http.controller.js';
+import { EchoController } from './echo/echo.http.controller.js';
+import { ConsumeRateController } from './consume-rate/consume-rate.http.controller.js';
+import { systemClock } from './engine/ledger-port.js';
+import { LedgerEngine } from './engine/ledger-engine.js';
+import { FailKeyController } from './fail-key/fail-key.http.controller.js';
+import { GetKeyController } from './get-key/get-key.http.controller.js';
+import { LedgerExceptionFilter } from './http/ledger-exception.filter.js';
+import { type LedgerOptions, ledgerOptionsFromEnv } from './ledger-config.js';
+import { LedgerStatusController } from './ledger-status/ledger-status.http.controller.js';
+import { LEDGER_MIGRATIONS } from './projection/ledger-migrations.js';
+import { LedgerProjection } from './projection/ledger-projection.js';
+import { ReconcileKeyController } from './reconcile-key/reconcile-key.http.controller.js';
+import { ReserveKeyController } from './reserve-key/reserve-key.http.controller.js';
+import { ResolveKeyController } from './resolve-key/resolve-key.http.controller.js';
+import { LEDGER_CLOCK, LEDGER_ENGINE, LEDGER_OPTIONS } from './tokens.js';
 
 /** Exactly-once tool execution and shared rate limits across processes. */
 @Module({})
-export class LedgerModule {
-  static forRoot(config: ServiceConfig): DynamicModule {
+export class LedgerModule implements OnModuleDestroy {
+  constructor(@Inject(LEDGER_ENGINE) private readonly engine: LedgerEngine) {}
+
+  static forRoot(config: ServiceConfig, options: LedgerOptions = ledgerOptionsFromEnv()): DynamicModule {
+    const log = new Logger('ledger');
     return {
       module: LedgerModule,
-      imports: [ServiceRuntimeModule.forRoot({ config, migrations: [CreateProjectionOffsets1764489600000] })],
+      imports: [ServiceRuntimeModule.forRoot({ config, migrations: LEDGER_MIGRATIONS })],
+      controllers: [
+        ReserveKeyController,
+        CompleteKeyController,
+        FailKeyController,
+        ReconcileKeyController,
+        ResolveKeyController,
+        GetKeyController,
+        ConsumeRateController,
+        LedgerStatusController,
+        EchoController,
+      ],
+      providers: [
+        { provide: LEDGER_OPTIONS, useValue: options },
+        { provide: LEDGER_CLOCK, useValue: systemClock },
+        {
+          provide: LEDGER_ENGINE,
+          // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
+          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE],
+          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource) =>
+            LedgerEngine.start({
+              kafka,
+              namespace: config.topicNamespace,
+              projection: new LedgerProjection(dataSource, config.database.schema, topicName('ledger', config.topicNamespace)),
+              decisionDeadlineMs: options.decisionDeadlineMs,
+              log: (level, message, extra) => {
+                const line = extra ? `${message} ${JSON.stringify(extra)}` : message;
+                if (level === 'error') log.error(line);
+                else if (level === 'warn') log.warn(line);
+                else log.log(line);
+              },
+            }),
+        },
+        { provide: APP_FILTER, useClass: LedgerExceptionFilter },
+      ],
     };
+  }
+
+  /** Before the runtime closes the database and the Kafka admin: stop tailing, answer waiting writers. */
+  async onModuleDestroy(): Promise<void> {
+    await this.engine.stop();
   }
 }

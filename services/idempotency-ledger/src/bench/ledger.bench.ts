@@ -1,0 +1,96 @@
+// Benchmark: the ledger's decision latency on loopback, next to the raw transport round trip
+// (same HTTP stack, no ledger work), measured in one run against a real broker, PostgreSQL
+// and the built service started as a process.
+//   node services/idempotency-ledger/dist/bench/ledger.bench.js   (broker running; npm run bench)
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createKafkaClient, kafkaConfigFromEnv, provisionTopics } from '@gatehouse/kafka';
+import pg from 'pg';
+
+const CALLS = Number(process.env['GATEHOUSE_BENCH_CALLS'] ?? 400);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const adminUrl = process.env['GATEHOUSE_TEST_PG_ADMIN_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+
+async function timed(label: string, work: () => Promise<void>): Promise<{ label: string; p50: number; p99: number }> {
+  for (let i = 0; i < 50; i += 1) await work(); // warm-up
+  const samples: number[] = [];
+  for (let i = 0; i < CALLS; i += 1) {
+    const start = process.hrtime.bigint();
+    await work();
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return { label, p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+const namespace = `bench-${randomBytes(4).toString('hex')}`;
+const database = `gh_bench_${randomBytes(4).toString('hex')}`;
+const kafka = createKafkaClient(kafkaConfigFromEnv('ledger-bench'));
+await provisionTopics(kafka, { namespace });
+await admin(`CREATE DATABASE ${database}`);
+const port = await freePort();
+const dbUrl = new URL(adminUrl);
+dbUrl.pathname = `/${database}`;
+const service = spawn(process.execPath, [path.resolve(here, '../main.js')], {
+  env: { ...process.env, GATEHOUSE_PORT: String(port), GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: dbUrl.toString() },
+  stdio: 'ignore',
+});
+const base = `http://127.0.0.1:${port}`;
+try {
+  for (let i = 0; ; i += 1) {
+    try {
+      if ((await fetch(`${base}/health`)).status === 200) break;
+    } catch {
+      // starting
+    }
+    if (i > 300) throw new Error('ledger service did not start');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const post = async (route: string, body: unknown) => {
+    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const json = (await res.json()) as Record<string, unknown>;
+    if (res.status !== 200) throw new Error(`${route} answered ${res.status}`);
+    return json;
+  };
+  const hex = () => createHash('sha256').update(randomUUID()).digest('hex');
+  const budgetKey = hex();
+  const raw = await timed('raw transport (POST echo)', async () => void (await post('/v1/ledger/echo', { key: hex(), leaseToken: randomUUID(), result: { ok: true } })));
+  const reserveComplete = await timed('reserve + complete', async () => {
+    const key = hex();
+    const reserved = await post('/v1/idempotency/reservations', { key, connectorId: 'bench', holder: 'bench', pendingTtlMs: 60_000 });
+    await post('/v1/idempotency/completions', { key, leaseToken: reserved['leaseToken'], result: { ok: true } });
+  });
+  const rate = await timed('rate-limit check', async () => void (await post('/v1/rate/consumptions', { budgetKey, algorithm: 'sliding-window', count: 10_000, windowMs: 3_600_000 })));
+  const fmt = (r: { p50: number; p99: number }) => `p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`;
+  console.log(`ledger: ${CALLS} sequential calls each on loopback`);
+  console.log(`ledger: raw transport round trip ${fmt(raw)}`);
+  console.log(`ledger: reserve+complete ${fmt(reserveComplete)} (${(reserveComplete.p50 / (2 * raw.p50)).toFixed(1)}x two raw round trips at p50)`);
+  console.log(`ledger: rate-limit check ${fmt(rate)} (${(rate.p50 / raw.p50).toFixed(1)}x one raw round trip at p50)`);
+} finally {
+  service.kill('SIGTERM');
+  await new Promise((r) => service.once('exit', r));
+  await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+}

@@ -1,0 +1,19 @@
+import { type LedgerEvent, type KeyState, type Verdict } from '@gatehouse/ledger';
+
+/** What the use cases need from the ledger: the folded state of a key, and a decision on an event. */
+export interface LedgerPort {
+  /** The key's state as this replica's fold has applied it (it may lag the log, never lead it). */
+  key(key: string): KeyState | undefined;
+  /**
+   * Appends `event`, waits until the fold has applied its offset and returns the fold's verdict
+   * on it. Throws LEDGER.UNAVAILABLE when that cannot be confirmed within the deadline.
+   */
+  decide(event: LedgerEvent): Promise<Verdict>;
+}
+
+/** Wall-clock time, injectable in tests. Decisions use log time; only "is it worth a takeover?" uses this. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };

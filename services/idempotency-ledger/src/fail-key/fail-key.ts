@@ -1,0 +1,26 @@
+import { createEvent, LedgerKeyFailedV1 } from '@gatehouse/contracts';
+import { z } from 'zod';
+import { type LedgerPort } from '../engine/ledger-port.js';
+import { codeForRejection, ok, type Outcome, refused } from '../errors.js';
+import { IdentifierField, LeaseTokenField, LedgerKeyField } from '../http/request-fields.js';
+import { ledgerMeta } from '../ledger-events.js';
+
+export const FailKeyRequest = z.object({
+  key: LedgerKeyField,
+  leaseToken: LeaseTokenField,
+  /** The execution's stable error code (never its message). */
+  code: IdentifierField,
+  retryable: z.boolean(),
+});
+export type FailKeyRequest = z.infer<typeof FailKeyRequest>;
+
+/** `ambiguous`: the holder had taken the key over, so the earlier attempt's effect is unknown. */
+export type FailKeyAnswer = { readonly status: 'failed'; readonly keyStatus: 'free' | 'ambiguous' };
+
+/** Gives the key back after a failed execution; after a takeover it stays ambiguous instead. */
+export async function failKey(ledger: LedgerPort, request: FailKeyRequest): Promise<Outcome<FailKeyAnswer>> {
+  const { key, leaseToken, code, retryable } = request;
+  const verdict = await ledger.decide(createEvent(LedgerKeyFailedV1, ledgerMeta(key), { key, leaseToken, code, retryable }));
+  if (verdict.kind === 'accepted') return ok({ status: 'failed', keyStatus: ledger.key(key)?.status === 'ambiguous' ? 'ambiguous' : 'free' });
+  return refused(verdict.kind === 'rejected' ? codeForRejection(verdict.reason) : 'LEDGER.INTERNAL');
+}

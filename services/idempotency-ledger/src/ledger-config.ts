@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { GatehouseError } from '@gatehouse/contracts';
+
+/** Environment variables of the ledger service (besides the runtime's GATEHOUSE_*). */
+export const LEDGER_ENV = {
+  /** Comma-separated `id:role:token` entries; the only way to resolve an ambiguous key. None: every resolution is refused. */
+  operatorTokens: 'GATEHOUSE_LEDGER_OPERATOR_TOKENS',
+  /** How long a writer waits for its own verdict, ms (default 5000). Past it: 503 LEDGER.UNAVAILABLE. */
+  decisionDeadlineMs: 'GATEHOUSE_LEDGER_DECISION_DEADLINE_MS',
+} as const;
+
+/** An operator allowed to resolve ambiguous keys. Only a digest of the token is kept. */
+export interface OperatorCredential {
+  readonly id: string;
+  readonly role: string;
+  readonly tokenDigest: Buffer;
+}
+
+export interface LedgerOptions {
+  readonly operators: readonly OperatorCredential[];
+  readonly decisionDeadlineMs: number;
+}
+
+const MIN_TOKEN_LENGTH = 16;
+
+/** The digest operator tokens are compared by (fixed length, so the comparison is constant-time). */
+export function tokenDigest(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+function invalid(variable: string, expectation: string): GatehouseError {
+  return new GatehouseError('CONFIG.INVALID', `${variable} ${expectation}`, { category: 'validation', details: { variable } });
+}
+
+/** Parses `id:role:token,...`; a malformed entry is named by position, never by content. */
+export function parseOperatorTokens(raw: string | undefined): OperatorCredential[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw.split(',').map((entry, index) => {
+    const [id, role, ...rest] = entry.trim().split(':');
+    const token = rest.join(':');
+    if (!id || !role || !/^[\w.@-]{1,128}$/.test(id) || !/^[\w.-]{1,64}$/.test(role)) {
+      throw invalid(LEDGER_ENV.operatorTokens, `entry ${index + 1} must be id:role:token`);
+    }
+    if (token.length < MIN_TOKEN_LENGTH) throw invalid(LEDGER_ENV.operatorTokens, `entry ${index + 1} needs a token of at least ${MIN_TOKEN_LENGTH} characters`);
+    return { id, role, tokenDigest: tokenDigest(token) };
+  });
+}
+
+/** Reads the ledger's own settings; a bad value is a typed error naming the variable. */
+export function ledgerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): LedgerOptions {
+  const deadline = Number(env[LEDGER_ENV.decisionDeadlineMs] ?? 5_000);
+  if (!Number.isInteger(deadline) || deadline < 1 || deadline > 60_000) {
+    throw invalid(LEDGER_ENV.decisionDeadlineMs, 'must be a whole number of milliseconds between 1 and 60000');
+  }
+  return { operators: parseOperatorTokens(env[LEDGER_ENV.operatorTokens]), decisionDeadlineMs: deadline };
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { createEvent, type JsonValue, LedgerKeyReservedV1, LedgerKeyTakenOverV1 } from '@gatehouse/contracts';
+import { isStale, type KeyState } from '@gatehouse/ledger';
+import { z } from 'zod';
+import { type Clock, type LedgerPort } from '../engine/ledger-port.js';
+import { IdentifierField, LedgerKeyField } from '../http/request-fields.js';
+import { ledgerMeta } from '../ledger-events.js';
+
+/** At most a week: a holder that needs longer should not hold a key. */
+const MAX_PENDING_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+export const ReserveKeyRequest = z.object({
+  key: LedgerKeyField,
+  connectorId: IdentifierField,
+  holder: IdentifierField,
+  pendingTtlMs: z.number().int().positive().max(MAX_PENDING_TTL_MS),
+});
+export type ReserveKeyRequest = z.infer<typeof ReserveKeyRequest>;
+
+export type ReserveKeyAnswer =
+  | { readonly status: 'reserved'; readonly leaseToken: string; readonly takenOver: boolean }
+  | { readonly status: 'completed'; readonly result?: JsonValue }
+  | { readonly status: 'pending'; readonly retryAfterMs: number }
+  | { readonly status: 'ambiguous' };
+
+/** How often a caller waiting on someone else's reservation should ask again, at most. */
+const MAX_RETRY_AFTER_MS = 250;
+/** Appends per request when other writers keep winning; after that the caller is told to retry. */
+const MAX_APPENDS = 3;
+
+function pendingFor(current: Extract<KeyState, { status: 'pending' }>, now: number): ReserveKeyAnswer {
+  const untilStale = current.reservedAt + current.pendingTtlMs - now;
+  return { status: 'pending', retryAfterMs: Math.max(1, Math.min(untilStale, MAX_RETRY_AFTER_MS)) };
+}
+
+/** The answer the folded state gives without writing anything, or undefined when the key is free or stale. */
+export function answerFromState(current: KeyState | undefined, now: number): ReserveKeyAnswer | undefined {
+  if (current === undefined) return undefined;
+  switch (current.status) {
+    case 'completed':
+      return current.result === undefined ? { status: 'completed' } : { status: 'completed', result: current.result };
+    case 'ambiguous':
+      return { status: 'ambiguous' };
+    case 'pending':
+      // Wall clock only decides whether a takeover is worth appending; the fold decides by log time.
+      return isStale(current, now) ? undefined : pendingFor(current, now);
+    default: {
+      const exhaustive: never = current;
+      return exhaustive;
+    }
+  }
+}
+
+/**
+ * Reserves a key, or says who has it and what they recorded. A free key gets a
+ * LedgerKeyReserved, a stale pending one a LedgerKeyTakenOver; either way the caller holds the
+ * key only when the fold accepted its own event. When another writer's event came first, the
+ * state the fold reached answers instead.
+ */
+export async function reserveKey(ledger: LedgerPort, request: ReserveKeyRequest, clock: Clock): Promise<ReserveKeyAnswer> {
+  for (let attempt = 0; attempt < MAX_APPENDS; attempt += 1) {
+    const current = ledger.key(request.key);
+    const known = answerFromState(current, clock.now());
+    if (known) return known;
+    const leaseToken = randomUUID();
+    const meta = ledgerMeta(request.key);
+    const { key, connectorId, holder, pendingTtlMs } = request;
+    const event =
+      current?.status === 'pending'
+        ? createEvent(LedgerKeyTakenOverV1, meta, { key, previousLeaseToken: current.leaseToken, leaseToken, holder, pendingTtlMs })
+        : createEvent(LedgerKeyReservedV1, meta, { key, connectorId, leaseToken, holder, pendingTtlMs });
+    const verdict = await ledger.decide(event);
+    if (verdict.kind === 'accepted') return { status: 'reserved', leaseToken, takenOver: event.type === 'LedgerKeyTakenOver' };
+    // Our clock ran ahead of the broker's: not stale by log time yet, so asking again now is pointless.
+    if (verdict.kind === 'rejected' && verdict.reason === 'not-stale') break;
+  }
+  const settled = ledger.key(request.key);
+  return answerFromState(settled, clock.now()) ?? { status: 'pending', retryAfterMs: MAX_RETRY_AFTER_MS };
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from '@jest/globals';
+import { LEDGER_ENV, ledgerOptionsFromEnv, parseOperatorTokens } from '../ledger-config.js';
+import { authenticateOperator } from './operator-auth.js';
+
+const TOKEN_A = 'a-very-long-operator-token-1';
+const TOKEN_B = 'b:token:with:colons-inside-2';
+
+describe('operator tokens', () => {
+  const operators = parseOperatorTokens(`alice:operator:${TOKEN_A}, bob:sre:${TOKEN_B}`);
+
+  it('recognises each configured token and names its operator', () => {
+    expect(authenticateOperator(`Bearer ${TOKEN_A}`, operators)).toEqual({ id: 'alice', role: 'operator' });
+    expect(authenticateOperator(`bearer ${TOKEN_B}`, operators)).toEqual({ id: 'bob', role: 'sre' });
+  });
+
+  it('refuses a missing, malformed or unknown token with LEDGER.UNAUTHORIZED', () => {
+    for (const header of [undefined, '', TOKEN_A, `Basic ${TOKEN_A}`, `Bearer ${TOKEN_A} extra`, `Bearer ${TOKEN_A}x`, 'Bearer a']) {
+      expect(() => authenticateOperator(header, operators)).toThrow(expect.objectContaining({ code: 'LEDGER.UNAUTHORIZED' }));
+    }
+  });
+
+  it('refuses everything when no operator is configured', () => {
+    expect(parseOperatorTokens(undefined)).toEqual([]);
+    expect(parseOperatorTokens('  ')).toEqual([]);
+    expect(() => authenticateOperator(`Bearer ${TOKEN_A}`, [])).toThrow(expect.objectContaining({ code: 'LEDGER.UNAUTHORIZED' }));
+  });
+
+  it('keeps only token digests', () => {
+    expect(JSON.stringify(operators)).not.toContain(TOKEN_A);
+  });
+
+  it('rejects a malformed configuration by naming the variable and the entry, never the token', () => {
+    for (const raw of ['alice:operator', `alice::${TOKEN_A}`, 'alice:operator:short', `ok:operator:${TOKEN_A},broken`]) {
+      let message = '';
+      try {
+        parseOperatorTokens(raw);
+      } catch (error) {
+        expect(error).toMatchObject({ code: 'CONFIG.INVALID', details: { variable: LEDGER_ENV.operatorTokens } });
+        message = (error as Error).message;
+      }
+      expect(message).toContain(LEDGER_ENV.operatorTokens);
+      expect(message).not.toContain(TOKEN_A);
+      expect(message).not.toContain('short');
+    }
+  });
+
+  it('reads the decision deadline from the environment', () => {
+    expect(ledgerOptionsFromEnv({}).decisionDeadlineMs).toBe(5_000);
+    expect(ledgerOptionsFromEnv({ [LEDGER_ENV.decisionDeadlineMs]: '250' }).decisionDeadlineMs).toBe(250);
+    expect(() => ledgerOptionsFromEnv({ [LEDGER_ENV.decisionDeadlineMs]: 'soon' })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID' }));
+  });
+});

@@ -1,0 +1,36 @@
+import { applyLedgerEvent, createLedgerState, type KeyState, type LedgerEvent, type LedgerState, type Verdict } from '@gatehouse/ledger';
+import { type Clock, type LedgerPort } from '../engine/ledger-port.js';
+
+/**
+ * The ledger port without Kafka, for use-case specs: `decide` applies the event at once with
+ * `logTime` as its log time. `beforeDecide` runs first, so a spec can put a competing
+ * writer's event on the "log" ahead of the caller's.
+ */
+export class InMemoryLedger implements LedgerPort, Clock {
+  readonly state: LedgerState = createLedgerState();
+  readonly appended: LedgerEvent[] = [];
+  logTime = 1_000_000;
+  wallClock = 1_000_000;
+  beforeDecide: ((event: LedgerEvent) => void) | undefined;
+
+  now(): number {
+    return this.wallClock;
+  }
+
+  key(key: string): KeyState | undefined {
+    return this.state.keys.get(key);
+  }
+
+  /** Applies an event as if another writer had appended it. */
+  apply(event: LedgerEvent): Verdict {
+    this.appended.push(event);
+    return applyLedgerEvent(this.state, event, this.logTime);
+  }
+
+  async decide(event: LedgerEvent): Promise<Verdict> {
+    const hook = this.beforeDecide;
+    this.beforeDecide = undefined;
+    hook?.(event);
+    return this.apply(event);
+  }
+}
