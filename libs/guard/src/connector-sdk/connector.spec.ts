@@ -341,3 +341,19 @@ describe('sliding-window rate limits', () => {
     expect(calls).toHaveLength(3);
   });
 });
+
+describe('results that JSON would change', () => {
+  it('are returned but not recorded for replay, and the decision says so', async () => {
+    const store = new InMemoryIdempotencyStore();
+    const { connector, audit } = build({ sideEffect: 'write', idempotencyKey: true }, {
+      idempotencyStore: store,
+      execute: async (i) => ({ ok: true, amount: i.amount, at: new Date(0) }) as never,
+      outputSchema: undefined,
+    });
+    const rc = context({ [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'k-date' });
+    const result = (await invokeConnector(connector, input, { requestContext: rc })) as unknown as { at: Date };
+    expect(result.at).toBeInstanceOf(Date);
+    expect(lastDecision(audit)).toMatchObject({ decision: 'error', code: 'CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON' });
+    expect(store.size).toBe(0);
+  });
+});

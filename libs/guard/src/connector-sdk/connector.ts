@@ -12,7 +12,7 @@ import { egressFetch, type EgressGuardedFetch } from './egress/index.js';
 import { ConnectorPolicyError, ConnectorValidationError, type ConnectorErrorCategory } from './errors.js';
 import { type ResolvedManifest, resolveManifest } from './manifest.js';
 import { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
-import { cloneJson } from './stores/json-native.js';
+import { cloneJson, isJsonNative } from './stores/json-native.js';
 import { backgroundExecution, networkEgress } from './tool-policies.js';
 import { grantMatches, readDryRun, readGrants, readIdentity, readPermissions, readScalar } from './trusted-context.js';
 import {
@@ -433,6 +433,13 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     const code = error instanceof GatehouseError ? error.code : 'CONNECTOR.EXECUTION_FAILED';
     await recordGateDecision(c.audit, { ...base, decision: 'error', code, reason: REASONS[code] ?? REASONS['CONNECTOR.EXECUTION_FAILED'] ?? 'the connector failed', detail: detail() });
     throw error;
+  }
+  if (lease && c.idempotencyStore && !isJsonNative(output)) {
+    // JSON would change this result (a Date, a Map, NaN ...): a replay must not return another
+    // type, so nothing is recorded and the key is released. The caller still gets the result.
+    await release('CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON', false);
+    await recordGateDecision(c.audit, { ...base, decision: 'error', code: 'CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON', reason: 'the result is not JSON-native and was not recorded for replay', policy: { name: 'idempotency' }, detail: detail() });
+    return output;
   }
   if (lease && c.idempotencyStore) {
     try {
