@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ChainLinkSchema } from './chain.js';
 
 /** W3C trace context, carried so a decision can be joined to the agent's trace. */
 export const TraceContextSchema = z.object({
@@ -30,6 +31,8 @@ export const EnvelopeFields = {
   correlationId: Identifier.optional(),
   causationId: Identifier.optional(),
   trace: TraceContextSchema.optional(),
+  /** Position in the producer's hash chain (audit events; see `chain.ts`). */
+  chain: ChainLinkSchema.optional(),
 } as const;
 
 /** Builds the schema of one event: the envelope plus a literal type, version and payload. */
@@ -55,4 +58,5 @@ export type EnvelopeMeta = {
   correlationId?: string;
   causationId?: string;
   trace?: TraceContext;
+  chain?: import('./chain.js').ChainLink;
 };

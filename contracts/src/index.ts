@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './envelope.js';
+export * from './chain.js';
 export * from './events/common.js';
 export * from './events/audit.js';
 export * from './events/approvals.js';

@@ -6,6 +6,7 @@ import { AuditLogger, type AuditInput } from './audit-logger.js';
 import { kafkaAuditPublisher, kafkaAuditSink } from './kafka-sink.js';
 import { REQUIRED_SINK_FAILED } from './sinks.js';
 import { toDecisionEvent } from './to-decision-event.js';
+import { eventDigest } from '@gatehouse/contracts';
 import { type AuditEvent } from './types.js';
 
 type Kafka = ReturnType<typeof testKafka>;
@@ -75,9 +76,15 @@ describe('kafkaAuditSink on a real broker', () => {
     expect(byId.size).toBe(50);
     for (const event of recorded) {
       const record = byId.get(event.id);
-      expect(record?.event).toEqual(toDecisionEvent(event, OPTIONS));
+      const { chain, ...rest } = record?.event ?? {};
+      expect(rest).toEqual(toDecisionEvent(event, OPTIONS));
+      expect(chain?.producer).toMatch(/^guard:/);
       expect(record?.key).toBe(keyOf(event));
     }
+    // One producer stream: sequence numbers 1..50, each linked to its predecessor's digest.
+    const bySeq = [...seen].sort((a, b) => (a.event.chain?.seq ?? 0) - (b.event.chain?.seq ?? 0));
+    expect(bySeq.map((r) => r.event.chain?.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    bySeq.forEach((r, i) => expect(r.event.chain?.prevHash).toBe(i === 0 ? null : eventDigest(bySeq[i - 1]?.event)));
     // Per key (one partition), the decisions recorded one by one are on the log in that order.
     const sequential = recorded.slice(40);
     const logOrder = seen.map((r) => r.event.id);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type DecisionRecorded, GatehouseError, TOPICS } from '@gatehouse/contracts';
+import { type DecisionRecorded, eventDigest, GatehouseError, TOPICS } from '@gatehouse/contracts';
 import { type EventProducer } from '@gatehouse/kafka';
 import { toDecisionEvent } from './to-decision-event.js';
 import { type AuditBoundary, type AuditEvent, type AuditSink } from './types.js';
@@ -82,6 +82,8 @@ export interface KafkaAuditSinkOptions {
   readonly deliveryTimeoutMs?: number;
   /** First pause before a failed best-effort batch is retried, doubling up to 30 s. Default 500. */
   readonly retryBackoffMs?: number;
+  /** Id of this sink's hash chain (default: `source` plus a random suffix, new per instance). */
+  readonly producer?: string;
 }
 
 /** An `AuditSink` that appends to `gatehouse.audit.v1`. */
@@ -102,7 +104,7 @@ export const EVENTS_DROPPED_REASON = 'audit events were dropped while Kafka was 
 
 const MAX_BACKOFF_MS = 30_000;
 const DEFAULTS = { maxBatch: 100, lingerMs: 10, maxBuffered: 10_000, deliveryTimeoutMs: 5_000, retryBackoffMs: 500 } as const;
-const OPTION_KEYS: ReadonlySet<string> = new Set(['publisher', 'mode', 'source', 'defaultTenant', ...Object.keys(DEFAULTS)]);
+const OPTION_KEYS: ReadonlySet<string> = new Set(['publisher', 'mode', 'source', 'defaultTenant', 'producer', ...Object.keys(DEFAULTS)]);
 
 type Failure = 'send-failed' | 'timeout' | 'backlog' | 'closed';
 
@@ -129,7 +131,7 @@ interface Waiter {
 }
 
 interface Entry {
-  readonly record: DecisionRecorded;
+  record: DecisionRecorded;
   /** When it joined the queue (ms), for the linger. */
   readonly queuedAt: number;
   /** Required mode: the caller awaiting the acknowledgement, until settled. */
@@ -155,6 +157,10 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
   private readonly publisher: AuditEventPublisher;
   private readonly source: string;
   private readonly defaultTenant: string;
+  /** This sink's stream in the tamper-evident chain: a new id per sink instance. */
+  private readonly producer: string;
+  private seq = 0;
+  private lastDigest: string | null = null;
   private readonly maxBatch: number;
   private readonly lingerMs: number;
   private readonly maxBuffered: number;
@@ -191,6 +197,7 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     this.mode = options.mode;
     this.source = identifier(options.source, 'source');
     this.defaultTenant = identifier(options.defaultTenant, 'defaultTenant');
+    this.producer = options.producer === undefined ? `${this.source}#${randomUUID().slice(0, 8)}` : identifier(options.producer, 'producer');
     this.maxBatch = positiveInteger(options.maxBatch ?? DEFAULTS.maxBatch, 'maxBatch', 1);
     this.lingerMs = positiveInteger(options.lingerMs ?? DEFAULTS.lingerMs, 'lingerMs', 0);
     this.maxBuffered = positiveInteger(options.maxBuffered ?? DEFAULTS.maxBuffered, 'maxBuffered', 1);
@@ -315,6 +322,9 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     }
     const batch = this.queue.splice(0, this.maxBatch);
     this.inFlight = batch;
+    // Links are assigned when an event is first sent, in send order (one batch in flight at a
+    // time), so the chain's order is the log's order; a retried batch keeps its links.
+    for (const entry of batch) entry.record = this.link(entry.record);
     const records = batch.map((entry) => entry.record);
     // A publisher that throws instead of rejecting fails the batch, not the caller's write.
     new Promise<void>((resolve) => resolve(this.publisher.publishMany(records))).then(
@@ -418,6 +428,14 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     if (this.backoffTimer) clearTimeout(this.backoffTimer);
     this.lingerTimer = undefined;
     this.backoffTimer = undefined;
+  }
+
+  private link(record: DecisionRecorded): DecisionRecorded {
+    if (record.chain) return record;
+    this.seq += 1;
+    const linked: DecisionRecorded = { ...record, chain: { producer: this.producer, seq: this.seq, prevHash: this.lastDigest } };
+    this.lastDigest = eventDigest(linked);
+    return linked;
   }
 
   private dropReport(): DecisionRecorded {

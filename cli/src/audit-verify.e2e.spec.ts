@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { AuditLogger, kafkaAuditPublisher, kafkaAuditSink } from '@gatehouse/guard/audit';
+import { EventProducer } from '@gatehouse/kafka';
+import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
+
+// `gatehouse audit verify` run as an operator runs it: the built CLI as a process.
+const cli = path.resolve(import.meta.dirname, '../dist/main.js');
+const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-verify-'));
+let namespace: string;
+
+function gatehouse(...args: string[]): { code: number | null; out: string } {
+  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: process.env, timeout: 120_000 });
+  return { code: result.status, out: `${result.stdout}${result.stderr}` };
+}
+
+beforeAll(async () => {
+  const kafka = testKafka('cli-verify');
+  namespace = await provisionedNamespace(kafka, 'verify');
+  const producer = await EventProducer.connect(kafka, { namespace });
+  // Two producers (two guard instances), 10 decisions each, all on one run (one partition).
+  for (const instance of ['a', 'b']) {
+    const sink = kafkaAuditSink({ publisher: kafkaAuditPublisher(producer), mode: 'required', source: `guard:${instance}`, defaultTenant: 'acme' });
+    const audit = new AuditLogger({ sink });
+    for (let i = 0; i < 10; i += 1) {
+      await audit.record({ boundary: 'tool', action: 'tool.execute', resource: 'connector:x', decision: i % 3 === 0 ? 'denied' : 'allowed', code: `C${i}`, reason: 'static', context: { tenant: 'acme', runId: 'run-verify' } });
+    }
+    await audit.close();
+  }
+  await producer.close();
+}, 120_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Report = { ok: boolean; events: number; findings: { kind: string; producer: string }[] };
+
+function verifyFile(lines: string[]): { code: number | null; report: Report } {
+  const file = path.join(dir, `variant-${Math.random().toString(36).slice(2)}.jsonl`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const { code, out } = gatehouse('audit', 'verify', '--file', file, '--json');
+  return { code, report: JSON.parse(out.trim()) as Report };
+}
+
+describe('gatehouse audit verify', () => {
+  let lines: string[];
+
+  it('finds the chain intact on the topic and in a dump of it', () => {
+    const onTopic = gatehouse('audit', 'verify', '--topic', '--namespace', namespace);
+    expect(onTopic.code).toBe(0);
+    expect(onTopic.out).toContain('20 events, 2 producers, 0 unchained, chain intact');
+    const file = path.join(dir, 'dump.jsonl');
+    expect(gatehouse('audit', 'dump', '--out', file, '--namespace', namespace).code).toBe(0);
+    lines = readFileSync(file, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(20);
+    expect(verifyFile(lines)).toMatchObject({ code: 0, report: { ok: true, events: 20 } });
+  });
+
+  it('detects an edited event', () => {
+    const edited = [...lines];
+    edited[4] = (edited[4] as string).replace('"reason":"static"', '"reason":"nothing to see"');
+    expect(edited[4]).not.toBe(lines[4]);
+    const { code, report } = verifyFile(edited);
+    expect(code).toBe(1);
+    expect(report.findings.map((f) => f.kind)).toEqual(['altered']);
+  });
+
+  it('detects a dropped event', () => {
+    const { code, report } = verifyFile(lines.filter((_, i) => i !== 6));
+    expect(code).toBe(1);
+    expect(report.findings.map((f) => f.kind)).toEqual(['gap']);
+  });
+
+  it('detects reordered events', () => {
+    const swapped = [...lines];
+    [swapped[2], swapped[3]] = [swapped[3] as string, swapped[2] as string];
+    const { code, report } = verifyFile(swapped);
+    expect(code).toBe(1);
+    expect(report.findings.map((f) => f.kind)).toContain('reordered');
+  });
+
+  it('detects a duplicated event', () => {
+    const { code, report } = verifyFile([...lines, lines[8] as string]);
+    expect(code).toBe(1);
+    expect(report.findings.map((f) => f.kind)).toEqual(['duplicate']);
+  });
+
+  it('refuses bad usage with exit code 2', () => {
+    expect(gatehouse('audit', 'verify').code).toBe(2);
+    expect(gatehouse('policy', 'lint').code).toBe(2);
+  });
+});

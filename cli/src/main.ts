@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// gatehouse — operator command line.
+//   gatehouse audit dump --out <file> [--namespace <ns>]
+//   gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]
+// Exit codes: 0 intact, 1 tampering found, 2 usage or runtime error.
+import { parseArgs } from 'node:util';
+import { describeReport, readAuditFile, readAuditTopic, verifyAuditChain, writeAuditFile } from './audit.js';
+
+const USAGE = `usage:
+  gatehouse audit dump --out <file> [--namespace <ns>]
+  gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]`;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [area, command, ...rest] = argv;
+  if (area !== 'audit' || (command !== 'dump' && command !== 'verify')) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: { out: { type: 'string' }, file: { type: 'string' }, topic: { type: 'boolean' }, namespace: { type: 'string' }, json: { type: 'boolean' } },
+    strict: true,
+  });
+  const namespace = values.namespace ?? process.env['GATEHOUSE_TOPIC_NAMESPACE'] ?? undefined;
+  if (command === 'dump') {
+    if (!values.out) throw new UsageError('dump needs --out <file>');
+    const records = await readAuditTopic(namespace);
+    writeAuditFile(values.out, records);
+    process.stdout.write(`audit dump: ${records.length} events written to ${values.out}\n`);
+    return 0;
+  }
+  if (Boolean(values.file) === Boolean(values.topic)) throw new UsageError('verify needs exactly one of --file <file> or --topic');
+  const records = values.file ? readAuditFile(values.file) : await readAuditTopic(namespace);
+  const report = verifyAuditChain(records);
+  process.stdout.write(`${values.json ? JSON.stringify(report) : describeReport(report)}\n`);
+  return report.ok ? 0 : 1;
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(error instanceof UsageError ? `${error.message}\n${USAGE}\n` : `gatehouse: ${(error as Error).message ?? 'failed'}\n`);
+    process.exit(2);
+  },
+);
