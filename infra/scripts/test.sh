@@ -8,6 +8,17 @@ cd "$ROOT"
 
 ensure_dependencies
 
+# kcat is the SIEM stand-in the audit-export tests read the Kafka feed with: a Kafka client
+# nobody in this project wrote. Debian packages it; install it when it is missing.
+if ! command -v kcat >/dev/null 2>&1; then
+  echo "setup: installing kcat (apt-get)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq >/dev/null && apt-get install -y -qq kcat >/dev/null
+  else
+    sudo apt-get update -qq >/dev/null && sudo apt-get install -y -qq kcat >/dev/null
+  fi
+fi
+
 # The tests get a broker of their own: fresh data every run, its own ports, so a broker
 # left running by `npm run demo -- --keep` is neither reused nor disturbed.
 export GATEHOUSE_STATE_DIR="$ROOT/.gatehouse/test"
