@@ -210,14 +210,27 @@ file_size() {
   if [[ -f "$1" ]]; then wc -c <"$1" | tr -d ' '; else echo 0; fi
 }
 
-# True when server.log, from byte offset $1 on, says the server started.
+# True when this JVM's server log says the server started. start() moves earlier logs aside
+# before launching, so server.log and its roll-overs (server.log.N, when start-up logs pass
+# MaxFileSize) were all written by this JVM; $1 is kept for the call sites' symmetry.
 started_since() {
-  local offset="$1" size
-  [[ -f "${SERVER_LOG}" ]] || return 1
-  size="$(file_size "${SERVER_LOG}")"
-  # The file rolled over (RollingFileAppender): read the new one from the start.
-  ((size >= offset)) || offset=0
-  tail -c "+$((offset + 1))" -- "${SERVER_LOG}" | grep -qF -- "${STARTED_MESSAGE}"
+  local f
+  for f in "${SERVER_LOG}" "${SERVER_LOG}".[0-9]*; do
+    [[ -f "${f}" ]] && grep -qF -- "${STARTED_MESSAGE}" "${f}" && return 0
+  done
+  return 1
+}
+
+# Moves the logs of earlier runs to logs/previous/ (replacing the run before), so a stale
+# "started" line can never satisfy the readiness check.
+archive_logs() {
+  local previous="${LOGS_DIR}/previous" f
+  rm -rf -- "${previous}"
+  mkdir -p -- "${previous}"
+  for f in "${LOGS_DIR}"/*.log "${LOGS_DIR}"/*.log.[0-9]*; do
+    [[ -f "${f}" ]] && mv -- "${f}" "${previous}/"
+  done
+  return 0
 }
 
 # Wait until the broker answers and logged its start; $1 pid, $2 log offset.
@@ -380,8 +393,8 @@ do_start() {
   write_properties
   format_storage_if_needed
 
-  local offset started
-  offset="$(file_size "${SERVER_LOG}")"
+  local offset=0 started
+  archive_logs
   local -a log_opts
   mapfile -t log_opts < <(java_log_opts)
   local -a cmd=("${JAVA}" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20

@@ -82,6 +82,31 @@ if [ "$failed" -ne 0 ]; then
   echo "demo: a service is not healthy" >&2
   exit 1
 fi
+
+# The scenario: an agent process guarded by @gatehouse/guard against the running suite.
+scenario_out="$run_dir/scenario.out"
+node infra/demo/scenario.mjs | tee "$scenario_out"
+run_id=$(sed -n 's/^DEMO_RUN_ID=//p' "$scenario_out")
+echo
+echo "== 4. The security team verifies the audit trail (gatehouse audit verify --topic)"
+node cli/dist/main.js audit verify --topic
+if [ -n "$run_id" ]; then
+  echo
+  echo "== 5. The audit-export query API: the run's decision timeline (GET /v1/runs/$run_id/timeline)"
+  timeline=""
+  for _ in $(seq 1 50); do
+    timeline=$(curl -fsS "http://127.0.0.1:4104/v1/runs/$run_id/timeline" 2>/dev/null || true)
+    case "$timeline" in *'"code"'*) break ;; esac
+    sleep 0.2
+  done
+  node -e '
+    const body = JSON.parse(process.argv[1] || "{}");
+    const items = body.items ?? body.decisions ?? body.timeline ?? [];
+    for (const d of items) console.log(`   ${String(d.boundary ?? "").padEnd(11)} ${String(d.outcome ?? d.decision ?? "").padEnd(9)} ${d.code}`);
+    console.log(`   (${items.length} decisions in the projection)`);
+  ' "$timeline" || echo "   (the audit-export query API did not answer)"
+fi
+echo
 if [ "$keep" = yes ]; then
   echo "demo: running; stop everything with: npm run infra:down"
 else

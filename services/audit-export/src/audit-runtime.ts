@@ -1,0 +1,100 @@
+import { type Admin, type Kafka } from 'kafkajs';
+import { type DataSource } from 'typeorm';
+import { type ExportOptions, hasSinks } from './export-config.js';
+import { type ExportLog, ExportPipeline } from './export/export-pipeline.js';
+import { DecisionsProjection } from './projection/decisions-projection.js';
+import { type AuditSink } from './sinks/audit-sink.js';
+import { RotatingFileSink } from './sinks/file-sink.js';
+import { HttpSink } from './sinks/http-sink.js';
+import { KafkaTopicSink } from './sinks/kafka-sink.js';
+import { ExportTelemetry } from './telemetry/export-telemetry.js';
+
+export interface AuditRuntimeOptions {
+  readonly kafka: Kafka;
+  readonly admin: Admin;
+  readonly dataSource: DataSource;
+  readonly schema: string;
+  readonly namespace: string | undefined;
+  readonly export: ExportOptions;
+  readonly telemetry?: ExportTelemetry;
+  readonly log?: ExportLog;
+}
+
+/** Builds the configured sinks. */
+export async function createSinks(options: AuditRuntimeOptions): Promise<AuditSink[]> {
+  const sinks: AuditSink[] = [];
+  const { file, http, kafka } = options.export;
+  if (file) sinks.push(new RotatingFileSink({ directory: file.directory, formats: file.formats, maxBytes: file.maxBytes }));
+  if (http) sinks.push(new HttpSink({ url: http.url, format: http.format, maxAttempts: http.maxAttempts, timeoutMs: http.timeoutMs }));
+  if (kafka) sinks.push(await KafkaTopicSink.start({ kafka: options.kafka, namespace: options.namespace, format: kafka.format, partitions: kafka.partitions }));
+  return sinks;
+}
+
+/**
+ * The service's background work: the decisions projection always; the export pipeline when a
+ * sink is configured. Both start in the background and retry, so the HTTP API and /health
+ * answer while the broker or topic is not there yet.
+ */
+export class AuditRuntime {
+  readonly projection: DecisionsProjection;
+  private pipeline: ExportPipeline | undefined;
+  private starting: Promise<void> | undefined;
+  private stopped = false;
+  private readonly log: ExportLog;
+
+  constructor(private readonly options: AuditRuntimeOptions) {
+    this.log = options.log ?? (() => undefined);
+    this.projection = new DecisionsProjection(options.kafka, options.dataSource, options.schema, options.namespace, this.log);
+  }
+
+  start(): void {
+    this.projection.start();
+    if (hasSinks(this.options.export)) this.starting = this.startExport();
+  }
+
+  /** The running export, once started; undefined when no sink is configured. */
+  exportPipeline(): ExportPipeline | undefined {
+    return this.pipeline;
+  }
+
+  /** Resolves once the export runs (immediately when there is none). */
+  async ready(): Promise<ExportPipeline | undefined> {
+    await this.starting;
+    return this.pipeline;
+  }
+
+  private async startExport(): Promise<void> {
+    for (let attempt = 1; !this.stopped; attempt += 1) {
+      let sinks: AuditSink[] = [];
+      try {
+        sinks = await createSinks(this.options);
+        this.pipeline = await ExportPipeline.start({
+          name: this.options.export.name,
+          kafka: this.options.kafka,
+          admin: this.options.admin,
+          namespace: this.options.namespace,
+          dataSource: this.options.dataSource,
+          schema: this.options.schema,
+          sinks,
+          from: this.options.export.from,
+          telemetry: this.options.telemetry ?? new ExportTelemetry(),
+          log: this.log,
+          ...(this.options.export.retryBaseMs === undefined ? {} : { retryBaseMs: this.options.export.retryBaseMs }),
+          ...(this.options.export.retryMaxMs === undefined ? {} : { retryMaxMs: this.options.export.retryMaxMs }),
+        });
+        if (this.stopped) await this.pipeline.stop();
+        return;
+      } catch {
+        for (const sink of sinks) await sink.close().catch(() => undefined);
+        this.log('warn', 'export cannot start yet; retrying', { export: this.options.export.name, attempt });
+        await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * attempt)));
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.pipeline?.stop();
+    await this.projection.stop();
+  }
+}

@@ -1,0 +1,91 @@
+import { GatehouseError } from '@gatehouse/contracts';
+import { type FeedFormat, FEED_FORMATS } from './feeds/export-line.js';
+import { parseStartPosition, type StartPosition } from './export/start-position.js';
+
+/** Environment variables of the export; with no sink configured the service runs projection + query only. */
+export const EXPORT_ENV = {
+  name: 'GATEHOUSE_EXPORT_NAME',
+  from: 'GATEHOUSE_EXPORT_FROM',
+  fileDir: 'GATEHOUSE_EXPORT_FILE_DIR',
+  fileFormats: 'GATEHOUSE_EXPORT_FILE_FORMATS',
+  fileMaxBytes: 'GATEHOUSE_EXPORT_FILE_MAX_BYTES',
+  httpUrl: 'GATEHOUSE_EXPORT_HTTP_URL',
+  httpFormat: 'GATEHOUSE_EXPORT_HTTP_FORMAT',
+  httpMaxAttempts: 'GATEHOUSE_EXPORT_HTTP_MAX_ATTEMPTS',
+  httpTimeoutMs: 'GATEHOUSE_EXPORT_HTTP_TIMEOUT_MS',
+  kafka: 'GATEHOUSE_EXPORT_KAFKA',
+  kafkaFormat: 'GATEHOUSE_EXPORT_KAFKA_FORMAT',
+  kafkaPartitions: 'GATEHOUSE_EXPORT_KAFKA_PARTITIONS',
+} as const;
+
+export interface ExportOptions {
+  readonly name: string;
+  readonly from: StartPosition;
+  readonly file?: { readonly directory: string; readonly formats: readonly FeedFormat[]; readonly maxBytes: number };
+  readonly http?: { readonly url: string; readonly format: FeedFormat; readonly maxAttempts: number; readonly timeoutMs: number };
+  readonly kafka?: { readonly format: FeedFormat; readonly partitions: number };
+  /** Back-off while a sink is down, ms (tests shorten it). */
+  readonly retryBaseMs?: number;
+  readonly retryMaxMs?: number;
+}
+
+function invalid(variable: string, expectation: string): GatehouseError {
+  return new GatehouseError('CONFIG.INVALID', `${variable} ${expectation}`, { category: 'validation', details: { variable } });
+}
+
+function format(variable: string, raw: string | undefined, fallback: FeedFormat): FeedFormat {
+  const value = raw ?? fallback;
+  if (!(FEED_FORMATS as readonly string[]).includes(value)) throw invalid(variable, 'must be ocsf or cef');
+  return value as FeedFormat;
+}
+
+function positiveInt(variable: string, raw: string | undefined, fallback: number): number {
+  const value = Number(raw ?? fallback);
+  if (!Number.isInteger(value) || value < 1) throw invalid(variable, 'must be a positive whole number');
+  return value;
+}
+
+/** Reads the export configuration; a bad value is CONFIG.INVALID naming the variable (never its value). */
+export function exportOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExportOptions {
+  const name = env[EXPORT_ENV.name] ?? 'siem';
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(name)) throw invalid(EXPORT_ENV.name, 'must be lower-case letters, digits and dashes');
+  const from = parseStartPosition(env[EXPORT_ENV.from] ?? 'earliest');
+  if (!from) throw invalid(EXPORT_ENV.from, 'must be earliest, latest or an ISO 8601 time');
+  const fileDir = env[EXPORT_ENV.fileDir];
+  const httpUrl = env[EXPORT_ENV.httpUrl];
+  if (httpUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(httpUrl);
+    } catch {
+      throw invalid(EXPORT_ENV.httpUrl, 'must be an http(s) URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(EXPORT_ENV.httpUrl, 'must be an http(s) URL');
+  }
+  const kafka = env[EXPORT_ENV.kafka];
+  if (kafka !== undefined && kafka !== 'true' && kafka !== 'false') throw invalid(EXPORT_ENV.kafka, 'must be true or false');
+  const fileFormats = (env[EXPORT_ENV.fileFormats] ?? 'ocsf,cef').split(',').map((f) => format(EXPORT_ENV.fileFormats, f.trim(), 'ocsf'));
+  return {
+    name,
+    from,
+    ...(fileDir ? { file: { directory: fileDir, formats: [...new Set(fileFormats)], maxBytes: positiveInt(EXPORT_ENV.fileMaxBytes, env[EXPORT_ENV.fileMaxBytes], 64 * 1024 * 1024) } } : {}),
+    ...(httpUrl
+      ? {
+          http: {
+            url: httpUrl,
+            format: format(EXPORT_ENV.httpFormat, env[EXPORT_ENV.httpFormat], 'ocsf'),
+            maxAttempts: positiveInt(EXPORT_ENV.httpMaxAttempts, env[EXPORT_ENV.httpMaxAttempts], 5),
+            timeoutMs: positiveInt(EXPORT_ENV.httpTimeoutMs, env[EXPORT_ENV.httpTimeoutMs], 10_000),
+          },
+        }
+      : {}),
+    ...(kafka === 'true'
+      ? { kafka: { format: format(EXPORT_ENV.kafkaFormat, env[EXPORT_ENV.kafkaFormat], 'ocsf'), partitions: positiveInt(EXPORT_ENV.kafkaPartitions, env[EXPORT_ENV.kafkaPartitions], 1) } }
+      : {}),
+  };
+}
+
+/** True when at least one sink is configured. */
+export function hasSinks(options: ExportOptions): boolean {
+  return options.file !== undefined || options.http !== undefined || options.kafka !== undefined;
+}

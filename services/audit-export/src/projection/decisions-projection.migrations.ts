@@ -1,0 +1,68 @@
+import { migrationSchema } from '@gatehouse/service-runtime';
+import { type MigrationInterface, type QueryRunner } from 'typeorm';
+
+/**
+ * The decisions projection: one row per DecisionRecorded, holding only the fields the query
+ * API may return (see `DECISION_FIELDS`); `attributes` are never stored.
+ */
+export class CreateDecisionsProjection1765000000000 implements MigrationInterface {
+  name = 'CreateDecisionsProjection1765000000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const s = migrationSchema(queryRunner);
+    await queryRunner.query(`
+      CREATE TABLE ${s}.decisions (
+        event_id uuid PRIMARY KEY,
+        decision_id uuid NOT NULL,
+        tenant text NOT NULL,
+        subject text NOT NULL,
+        source text NOT NULL,
+        event_time timestamptz NOT NULL,
+        log_time timestamptz NOT NULL,
+        partition integer NOT NULL,
+        "offset" bigint NOT NULL,
+        boundary text NOT NULL,
+        outcome text NOT NULL,
+        code text NOT NULL,
+        reason text NOT NULL,
+        actor_id text,
+        actor_role text,
+        actor_kind text,
+        agent_id text,
+        run_id text,
+        tool_id text,
+        policy_bundle text,
+        policy_revision integer,
+        policy_rule text,
+        correlation_id text,
+        causation_id text,
+        entry_path text,
+        thread_id text,
+        redacted_paths jsonb NOT NULL DEFAULT '[]',
+        duration_ms double precision,
+        chain_producer text,
+        chain_seq integer,
+        chain_prev_hash text,
+        UNIQUE (partition, "offset")
+      )`);
+    await queryRunner.query(`CREATE INDEX decisions_log_time ON ${s}.decisions (log_time DESC, event_id DESC)`);
+    await queryRunner.query(`CREATE INDEX decisions_tenant_time ON ${s}.decisions (tenant, log_time DESC, event_id DESC)`);
+    await queryRunner.query(`CREATE INDEX decisions_run ON ${s}.decisions (run_id, log_time, partition, "offset")`);
+    await queryRunner.query(`
+      CREATE TABLE ${s}.unapplied_records (
+        topic text NOT NULL,
+        partition integer NOT NULL,
+        "offset" bigint NOT NULL,
+        code text NOT NULL,
+        reason text NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (topic, partition, "offset")
+      )`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    const s = migrationSchema(queryRunner);
+    await queryRunner.query(`DROP TABLE ${s}.unapplied_records`);
+    await queryRunner.query(`DROP TABLE ${s}.decisions`);
+  }
+}

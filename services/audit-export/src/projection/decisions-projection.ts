@@ -1,0 +1,177 @@
+import { topicName } from '@gatehouse/contracts';
+import { type DecodedRecord, type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
+import { ProjectionOffsets } from '@gatehouse/service-runtime';
+import { type Kafka } from 'kafkajs';
+import { type DataSource } from 'typeorm';
+import { type ExportLog } from '../export/export-pipeline.js';
+
+export const PROJECTION_NAME = 'decisions';
+
+/** A checked schema name, safe to put in SQL. */
+export function schemaIdent(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new TypeError('schema names are lower-case identifiers');
+  return `"${schema}"`;
+}
+
+/** The row of one decision: allowlisted fields only. */
+export function decisionRow(record: DecodedRecord<'audit'>) {
+  const { event } = record;
+  const p = event.payload;
+  return {
+    event_id: event.id,
+    decision_id: p.decisionId,
+    tenant: event.tenant,
+    subject: event.subject,
+    source: event.source,
+    event_time: event.time,
+    log_time: record.logTime.toISOString(),
+    partition: record.partition,
+    offset: record.offset,
+    boundary: p.boundary,
+    outcome: p.outcome,
+    code: p.code,
+    reason: p.reason,
+    actor_id: p.actor?.id ?? null,
+    actor_role: p.actor?.role ?? null,
+    actor_kind: p.actor?.kind ?? null,
+    agent_id: p.agentId ?? null,
+    run_id: p.runId ?? null,
+    tool_id: p.toolId ?? null,
+    policy_bundle: p.policy?.bundleId ?? null,
+    policy_revision: p.policy?.revision ?? null,
+    policy_rule: p.policy?.ruleId ?? null,
+    correlation_id: event.correlationId ?? null,
+    causation_id: event.causationId ?? null,
+    entry_path: p.entryPath ?? null,
+    thread_id: p.threadId ?? null,
+    redacted_paths: p.redactedPaths,
+    duration_ms: p.durationMs ?? null,
+    chain_producer: event.chain?.producer ?? null,
+    chain_seq: event.chain?.seq ?? null,
+    chain_prev_hash: event.chain?.prevHash ?? null,
+  };
+}
+
+type DecisionRow = ReturnType<typeof decisionRow>;
+
+/**
+ * Keeps `decisions` in step with the audit topic: per fetched partition batch, the rows and the
+ * partition's next offset are written in one transaction (exactly-once by offset); a record
+ * already stored (same event id) is skipped. Records that fail their contract are kept in
+ * `unapplied_records` with the reason, never silently dropped.
+ */
+export class DecisionsProjection {
+  private readonly offsets: ProjectionOffsets;
+  private readonly topic: string;
+  private readonly s: string;
+  private readonly rows = new Map<number, DecisionRow[]>();
+  private readonly poison = new Map<number, PoisonRecord[]>();
+  private tail: TailHandle | undefined;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly dataSource: DataSource,
+    private readonly schema: string,
+    private readonly namespace: string | undefined,
+    private readonly log: ExportLog = () => undefined,
+  ) {
+    this.topic = topicName('audit', namespace);
+    this.offsets = new ProjectionOffsets(schema, PROJECTION_NAME);
+    this.s = schemaIdent(schema);
+  }
+
+  /** Starts tailing from the stored offsets; retries in the background until the topic answers. */
+  start(): void {
+    void this.run();
+  }
+
+  storedOffsets(): Promise<Record<number, string>> {
+    return this.offsets.load(this.dataSource.manager, this.topic);
+  }
+
+  private async run(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      this.rows.clear();
+      this.poison.clear();
+      const from = await this.storedOffsets();
+      this.tail = await tailTopic(this.kafka, 'audit', {
+        namespace: this.namespace,
+        fromOffsets: from,
+        onRecord: (record) => {
+          const list = this.rows.get(record.partition) ?? [];
+          list.push(decisionRow(record));
+          this.rows.set(record.partition, list);
+        },
+        onPoison: (p) => {
+          const list = this.poison.get(p.partition) ?? [];
+          list.push(p);
+          this.poison.set(p.partition, list);
+        },
+        onBatchEnd: (partition, next) => this.flush(partition, next),
+        onCrash: () => this.retry(),
+      });
+      if (this.stopped) await this.tail.stop();
+    } catch {
+      this.retry();
+    }
+  }
+
+  private retry(): void {
+    if (this.stopped) return;
+    this.log('warn', 'decisions projection cannot tail the audit topic yet; retrying', { topic: this.topic });
+    const tail = this.tail;
+    this.tail = undefined;
+    this.retryTimer = setTimeout(() => {
+      void (async () => {
+        await tail?.stop().catch(() => undefined);
+        await this.run();
+      })();
+    }, 2_000);
+    this.retryTimer.unref();
+  }
+
+  private async flush(partition: number, next: string): Promise<void> {
+    const rows = this.rows.get(partition) ?? [];
+    const poison = this.poison.get(partition) ?? [];
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.dataSource.transaction(async (manager) => {
+          if (rows.length > 0) {
+            await manager.query(
+              `INSERT INTO ${this.s}.decisions
+                 SELECT * FROM jsonb_populate_recordset(NULL::${this.s}.decisions, $1::jsonb)
+               ON CONFLICT DO NOTHING`,
+              [JSON.stringify(rows)],
+            );
+          }
+          if (poison.length > 0) {
+            await manager.query(
+              `INSERT INTO ${this.s}.unapplied_records (topic, partition, "offset", code, reason)
+               SELECT r.topic, r.partition, r."offset", r.code, r.reason
+                 FROM jsonb_to_recordset($1::jsonb) AS r(topic text, partition integer, "offset" bigint, code text, reason text)
+               ON CONFLICT DO NOTHING`,
+              [JSON.stringify(poison.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset, code: p.code, reason: p.reason })))],
+            );
+          }
+          await this.offsets.save(manager, this.topic, partition, next);
+        });
+        break;
+      } catch {
+        if (this.stopped) return;
+        if (attempt === 1) this.log('warn', 'decisions projection write failed; retrying', { partition });
+        await new Promise((r) => setTimeout(r, Math.min(5_000, 200 * 2 ** attempt)));
+      }
+    }
+    this.rows.set(partition, []);
+    this.poison.set(partition, []);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.tail?.stop().catch(() => undefined);
+  }
+}

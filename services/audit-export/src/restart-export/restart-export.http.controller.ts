@@ -1,0 +1,39 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import { z } from 'zod';
+import { type AuditRuntime } from '../audit-runtime.js';
+import { AuditError } from '../errors.js';
+import { type ExportStatus } from '../export/export-pipeline.js';
+import { parseStartPosition } from '../export/start-position.js';
+import { parseRequest } from '../http/parse-request.js';
+import { AUDIT_RUNTIME } from '../tokens.js';
+
+const RestartBody = z.object({
+  from: z.unknown().refine((v) => parseStartPosition(v) !== undefined, 'must be earliest, latest, an ISO 8601 time or { partition: offset }'),
+});
+
+@Controller('v1/exports')
+export class RestartExportController {
+  constructor(@Inject(AUDIT_RUNTIME) private readonly runtime: AuditRuntime) {}
+
+  /** 200 the export's status; an empty list when no sink is configured. */
+  @Get()
+  list(): ExportStatus[] {
+    const pipeline = this.runtime.exportPipeline();
+    return pipeline ? [pipeline.status()] : [];
+  }
+
+  /**
+   * 200 the new positions: the export stops, its stored offsets move to `from` (back for a
+   * re-export, forward to skip) and it resumes from there | 404 when no such export runs.
+   */
+  @Post(':name/restart')
+  @HttpCode(200)
+  async restart(@Param('name') name: string, @Body() body: unknown): Promise<{ name: string; positions: Record<number, string> }> {
+    const parsed = parseRequest(RestartBody, body);
+    const pipeline = this.runtime.exportPipeline();
+    if (!pipeline || pipeline.name !== name) throw new AuditError('AUDIT.EXPORT_NOT_FOUND');
+    const position = parseStartPosition(parsed.from);
+    if (!position) throw new AuditError('AUDIT.INVALID_REQUEST', { fields: [{ field: 'from', problem: 'invalid' }] });
+    return { name, positions: await pipeline.reposition(position) };
+  }
+}
