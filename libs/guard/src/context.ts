@@ -6,7 +6,8 @@ export const ACTOR_CONTEXT_KEY = 'gatehouse.actor';
 /** Request-context key of the trusted audit correlation (`AuditContext`). */
 export const AGENT_AUDIT_CONTEXT_KEY = 'gatehouse.auditContext';
 
-const AUDIT_CONTEXT_FIELDS = ['tenant', 'agentId', 'runId', 'threadId', 'resourceId', 'entryPath'] as const;
+const AUDIT_CONTEXT_FIELDS = ['tenant', 'agentId', 'runId', 'threadId', 'resourceId', 'entryPath', 'traceparent'] as const;
+const TRACEPARENT = /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/;
 
 /** Reads a value from a `RequestContext` or the plain object Mastra passes in some hooks. */
 export function readContextValue(requestContext: unknown, key: string): unknown {
@@ -26,7 +27,9 @@ export function auditContextFromRequestContext(requestContext: RequestContext | 
   const out: Record<string, string> = {};
   for (const field of AUDIT_CONTEXT_FIELDS) {
     const value = (raw as Record<string, unknown>)[field];
-    if (typeof value === 'string' && value.length > 0 && value.length <= 256) out[field] = value;
+    if (typeof value !== 'string' || value.length === 0 || value.length > 256) continue;
+    if (field === 'traceparent' && !TRACEPARENT.test(value)) continue;
+    out[field] = value;
   }
   return Object.freeze(out);
 }

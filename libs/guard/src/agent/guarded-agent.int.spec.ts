@@ -29,10 +29,12 @@ afterAll(async () => {
 const SECRET = 'AKIAIOSFODNN7EXAMPLE';
 const PROMPT_SECRET = 'my password is hunter2-very-secret';
 
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
 function context(runId: string): RequestContext {
   const rc = new RequestContext();
   rc.set(ACTOR_CONTEXT_KEY, { id: 'user-7', role: 'operator' });
-  rc.set(AGENT_AUDIT_CONTEXT_KEY, { tenant: 'acme', agentId: 'support', runId, threadId: 'thread-1', entryPath: 'int-test' });
+  rc.set(AGENT_AUDIT_CONTEXT_KEY, { tenant: 'acme', agentId: 'support', runId, threadId: 'thread-1', entryPath: 'int-test', traceparent: TRACEPARENT });
   return rc;
 }
 
@@ -88,6 +90,8 @@ describe('guarded agent decisions on the real audit topic', () => {
       entryPath: 'int-test',
     });
     expect(denial?.tenant).toBe('acme');
+    // The request's trace context travels in the envelope to every Kafka consumer.
+    expect(denial?.trace).toEqual({ traceparent: TRACEPARENT });
     expect(events.find((e) => e.payload.code === 'RBAC.NO_ACTOR')?.tenant).toBe('default');
     await sink.close();
   });

@@ -21,7 +21,7 @@ export interface AuditLoggerOptions {
 export const DEFAULT_MAX_BUFFERED = 1_000;
 
 const OPTION_KEYS: ReadonlySet<string> = new Set(['maxBuffered', 'sink', 'onSinkError']);
-const CONTEXT_KEYS = ['tenant', 'agentId', 'runId', 'threadId', 'resourceId', 'entryPath'] as const;
+const CONTEXT_KEYS = ['tenant', 'agentId', 'runId', 'threadId', 'resourceId', 'entryPath', 'traceparent'] as const;
 const BOUNDARIES: ReadonlySet<string> = new Set(BoundarySchema.options);
 const DECISIONS: ReadonlySet<string> = new Set(DecisionOutcomeSchema.options);
 const PRINCIPAL_KINDS: ReadonlySet<string> = new Set(PrincipalKindSchema.options);

@@ -75,6 +75,7 @@ export function toDecisionEvent(event: AuditEvent, options: ToDecisionEventOptio
       tenant: context.tenant ?? options.defaultTenant,
       subject: runId ?? context.threadId ?? UNSCOPED_SUBJECT,
       ...(runId === undefined ? {} : { correlationId: runId }),
+      ...(context.traceparent === undefined ? {} : { trace: { traceparent: context.traceparent } }),
     },
     {
       decisionId: event.id,

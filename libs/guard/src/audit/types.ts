@@ -14,6 +14,8 @@ export interface AuditContext {
   readonly resourceId?: string;
   /** How the call entered (`generate`, `stream`, `http-start`, ...). */
   readonly entryPath?: string;
+  /** W3C trace context of the request, carried in the event envelope to Kafka consumers. */
+  readonly traceparent?: string;
 }
 
 /**
