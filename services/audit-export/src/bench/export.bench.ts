@@ -9,34 +9,20 @@ import path from 'node:path';
 import { createEvent, DecisionRecordedV1 } from '@gatehouse/contracts';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv, provisionTopics, replayTopic } from '@gatehouse/kafka';
 import { openServiceDatabase } from '@gatehouse/service-runtime';
-import pg from 'pg';
+import { createTestDatabase } from '@gatehouse/service-runtime/testing';
 import { ExportPipeline } from '../export/export-pipeline.js';
 import { AUDIT_EXPORT_MIGRATIONS } from '../projection/audit-migrations.js';
 import { RotatingFileSink } from '../sinks/file-sink.js';
 import { ExportTelemetry } from '../telemetry/export-telemetry.js';
 
 const N = Number(process.env['GATEHOUSE_BENCH_EVENTS'] ?? 20_000);
-const adminUrl = process.env['GATEHOUSE_TEST_PG_ADMIN_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 const namespace = `bench-${randomBytes(4).toString('hex')}`;
-const database = `gh_bench_${randomBytes(4).toString('hex')}`;
 const kafka = createKafkaClient(kafkaConfigFromEnv('audit-export-bench'));
 await provisionTopics(kafka, { namespace, topics: ['audit'] });
-await admin(`CREATE DATABASE ${database}`);
-const dbUrl = new URL(adminUrl);
-dbUrl.pathname = `/${database}`;
+const database = await createTestDatabase('gh_bench');
 const dir = await mkdtemp(path.join(tmpdir(), 'gh-audit-bench-'));
-const dataSource = await openServiceDatabase({ url: dbUrl.toString(), schema: 'audit_export', migrations: [...AUDIT_EXPORT_MIGRATIONS] });
+const dataSource = await openServiceDatabase({ url: database.url, schema: 'audit_export', migrations: [...AUDIT_EXPORT_MIGRATIONS] });
 const adminClient = kafka.admin();
 await adminClient.connect();
 try {
@@ -89,6 +75,6 @@ try {
 } finally {
   await adminClient.disconnect();
   await dataSource.destroy();
-  await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await database.drop();
   await rm(dir, { recursive: true, force: true });
 }

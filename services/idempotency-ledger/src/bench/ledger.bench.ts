@@ -8,21 +8,10 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKafkaClient, kafkaConfigFromEnv, provisionTopics } from '@gatehouse/kafka';
-import pg from 'pg';
+import { createTestDatabase } from '@gatehouse/service-runtime/testing';
 
 const CALLS = Number(process.env['GATEHOUSE_BENCH_CALLS'] ?? 400);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const adminUrl = process.env['GATEHOUSE_TEST_PG_ADMIN_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 async function freePort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');
@@ -47,15 +36,12 @@ async function timed(label: string, work: () => Promise<void>): Promise<{ label:
 }
 
 const namespace = `bench-${randomBytes(4).toString('hex')}`;
-const database = `gh_bench_${randomBytes(4).toString('hex')}`;
 const kafka = createKafkaClient(kafkaConfigFromEnv('ledger-bench'));
 await provisionTopics(kafka, { namespace });
-await admin(`CREATE DATABASE ${database}`);
+const database = await createTestDatabase('gh_bench');
 const port = await freePort();
-const dbUrl = new URL(adminUrl);
-dbUrl.pathname = `/${database}`;
 const service = spawn(process.execPath, [path.resolve(here, '../main.js')], {
-  env: { ...process.env, GATEHOUSE_PORT: String(port), GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: dbUrl.toString() },
+  env: { ...process.env, GATEHOUSE_PORT: String(port), GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url },
   stdio: 'ignore',
 });
 const base = `http://127.0.0.1:${port}`;
@@ -92,5 +78,5 @@ try {
 } finally {
   service.kill('SIGTERM');
   await new Promise((r) => service.once('exit', r));
-  await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await database.drop();
 }
