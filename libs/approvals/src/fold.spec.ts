@@ -1,0 +1,236 @@
+import { describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, createEvent, type Scope } from '@gatehouse/contracts';
+import { approvalIdForScope } from './approval-id.js';
+import { applyApprovalEvent, dueForExpiry, foldApprovals, grantFromApproval, type ApprovalEvent } from './fold.js';
+import { createApprovalsState } from './state.js';
+
+const hash = (s: string) => createHash('sha256').update(s).digest('hex');
+const scope: Scope = { tenant: 'acme', connectorId: 'payments.refund', executionId: 'run-1', argumentsHash: hash('{"amount":5}') };
+const id = approvalIdForScope(scope);
+const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+const DEADLINE = T0 + 60_000;
+const requester = { id: 'agent:billing', role: 'agent', kind: 'agent' as const };
+const alice = { id: 'user:alice', role: 'approver', kind: 'human' as const };
+const bob = { id: 'user:bob', role: 'approver', kind: 'human' as const };
+
+const meta = (subject = id) => ({ source: 'service:approval', tenant: 'acme', subject });
+const requested = (s: Scope = scope, approvalId = approvalIdForScope(s)) =>
+  createEvent(ApprovalRequestedV1, meta(approvalId), {
+    approvalId,
+    scope: s,
+    arguments: { amount: 5 },
+    requester,
+    reason: 'refunds need a person',
+    deadline: new Date(DEADLINE).toISOString(),
+  });
+const decided = (verdict: 'approve' | 'deny', reviewer: { id: string; role: string } = alice, approvalId = id) =>
+  createEvent(ApprovalDecidedV1, meta(approvalId), { approvalId, verdict, reviewer, comment: `${verdict} by ${reviewer.id}` });
+const edited = (editedArguments: { amount: number }, reviewer = alice) =>
+  createEvent(ApprovalDecidedV1, meta(), { approvalId: id, verdict: 'approve-with-edits', reviewer, editedArguments });
+const expired = (approvalId = id) => createEvent(ApprovalExpiredV1, meta(approvalId), { approvalId, deadline: new Date(DEADLINE).toISOString() });
+
+function pendingState() {
+  const state = createApprovalsState();
+  expect(applyApprovalEvent(state, requested(), T0)).toEqual({ kind: 'accepted' });
+  return state;
+}
+
+describe('approvalIdForScope', () => {
+  it('gives the same id for the same scope, so a retried call finds its approval', () => {
+    expect(approvalIdForScope({ ...scope })).toBe(id);
+    expect(id).toMatch(/^appr_[\da-f]{64}$/);
+  });
+
+  it('gives different ids when any field differs', () => {
+    const ids = new Set([
+      id,
+      approvalIdForScope({ ...scope, tenant: 'globex' }),
+      approvalIdForScope({ ...scope, connectorId: 'payments.charge' }),
+      approvalIdForScope({ ...scope, executionId: 'run-2' }),
+      approvalIdForScope({ ...scope, argumentsHash: hash('{"amount":6}') }),
+    ]);
+    expect(ids.size).toBe(5);
+  });
+
+  it('does not collide when a separator moves across a field boundary', () => {
+    const a = approvalIdForScope({ ...scope, tenant: 'a:b', connectorId: 'c' });
+    const b = approvalIdForScope({ ...scope, tenant: 'a', connectorId: 'b:c' });
+    const c = approvalIdForScope({ ...scope, tenant: 'a","b', connectorId: 'c' });
+    const d = approvalIdForScope({ ...scope, tenant: 'a', connectorId: 'b","c' });
+    expect(new Set([a, b, c, d]).size).toBe(4);
+  });
+});
+
+describe('requests', () => {
+  it('opens a pending approval at the log time of the request, with its deadline', () => {
+    const state = pendingState();
+    expect(state.approvals.get(id)).toMatchObject({ status: 'pending', approvalId: id, requestedAt: T0, deadline: DEADLINE, request: { scope, requester } });
+  });
+
+  it('records a second request for the same id as a duplicate without replacing the first', () => {
+    const state = pendingState();
+    const first = state.approvals.get(id);
+    expect(applyApprovalEvent(state, requested(), T0 + 5)).toEqual({ kind: 'duplicate' });
+    expect(state.approvals.get(id)).toBe(first);
+    expect(state.history.get(id)?.map((h) => h.verdict.kind)).toEqual(['accepted', 'duplicate']);
+  });
+
+  it('rejects a request whose id is not derived from its scope', () => {
+    const state = createApprovalsState();
+    const squatter = requested({ ...scope, executionId: 'run-evil' }, id);
+    expect(applyApprovalEvent(state, squatter, T0)).toEqual({ kind: 'rejected', reason: 'scope-mismatch' });
+    expect(state.approvals.has(id)).toBe(false);
+    expect(applyApprovalEvent(state, requested(), T0 + 1)).toEqual({ kind: 'accepted' });
+  });
+});
+
+describe('decisions', () => {
+  it('approves a pending approval and yields a grant for its scope', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, decided('approve'), T0 + 10)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'approved', reviewer: alice, decidedAt: T0 + 10, comment: 'approve by user:alice' });
+    expect(grantFromApproval(state, id)).toEqual({ approvalId: id, scope, reviewer: alice, decidedAt: T0 + 10 });
+  });
+
+  it('grants the edited arguments of an approval with edits', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, edited({ amount: 3 }), T0 + 10)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'approved-with-edits', editedArguments: { amount: 3 } });
+    expect(grantFromApproval(state, id)).toEqual({ approvalId: id, scope, reviewer: alice, decidedAt: T0 + 10, editedArguments: { amount: 3 } });
+  });
+
+  it('denies, and a denied approval grants nothing', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, decided('deny'), T0 + 10)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)?.status).toBe('denied');
+    expect(grantFromApproval(state, id)).toBeUndefined();
+  });
+
+  it('grants nothing while pending or for an unknown id', () => {
+    const state = pendingState();
+    expect(grantFromApproval(state, id)).toBeUndefined();
+    expect(grantFromApproval(state, 'appr_unknown')).toBeUndefined();
+  });
+
+  it('lets the first of two conflicting decisions win and records the second as rejected', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, decided('approve', alice), T0 + 10)).toEqual({ kind: 'accepted' });
+    expect(applyApprovalEvent(state, decided('deny', bob), T0 + 11)).toEqual({ kind: 'rejected', reason: 'already-decided' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'approved', reviewer: alice });
+    expect(state.history.get(id)).toEqual([
+      expect.objectContaining({ type: 'ApprovalRequested', logTime: T0, verdict: { kind: 'accepted' }, actor: requester }),
+      expect.objectContaining({ type: 'ApprovalDecided', logTime: T0 + 10, verdict: { kind: 'accepted' }, actor: alice, decision: 'approve' }),
+      expect.objectContaining({ type: 'ApprovalDecided', logTime: T0 + 11, verdict: { kind: 'rejected', reason: 'already-decided' }, actor: bob, decision: 'deny' }),
+    ]);
+  });
+
+  it('settles a race by log order, whichever reviewer it was', () => {
+    for (const [first, second] of [[alice, bob], [bob, alice]] as const) {
+      const state = pendingState();
+      applyApprovalEvent(state, decided('deny', first), T0 + 10);
+      applyApprovalEvent(state, decided('approve', second), T0 + 10);
+      expect(state.approvals.get(id)).toMatchObject({ status: 'denied', reviewer: first });
+    }
+  });
+
+  it('rejects a decision for an unknown approval and records it in that id’s history', () => {
+    const state = createApprovalsState();
+    expect(applyApprovalEvent(state, decided('approve'), T0)).toEqual({ kind: 'rejected', reason: 'unknown-approval' });
+    expect(state.approvals.has(id)).toBe(false);
+    expect(state.history.get(id)).toHaveLength(1);
+  });
+
+  it('rejects a requester approving their own request and leaves it pending', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, decided('approve', { id: requester.id, role: 'approver' }), T0 + 10)).toEqual({ kind: 'rejected', reason: 'self-approval' });
+    expect(state.approvals.get(id)?.status).toBe('pending');
+    expect(applyApprovalEvent(state, decided('approve', alice), T0 + 11)).toEqual({ kind: 'accepted' });
+  });
+
+  it('accepts a decision logged exactly at the deadline', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, decided('approve'), DEADLINE)).toEqual({ kind: 'accepted' });
+  });
+
+  it('rejects a decision logged past the deadline and counts the approval as expired', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, decided('approve'), DEADLINE + 1)).toEqual({ kind: 'rejected', reason: 'past-deadline' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'expired', expiredAt: DEADLINE + 1, cause: 'late-decision' });
+    expect(grantFromApproval(state, id)).toBeUndefined();
+    expect(applyApprovalEvent(state, decided('approve', bob), DEADLINE + 2)).toEqual({ kind: 'rejected', reason: 'expired' });
+    expect(applyApprovalEvent(state, expired(), DEADLINE + 3)).toEqual({ kind: 'rejected', reason: 'expired' });
+  });
+
+  it('judges the deadline by log time, not by the event’s own clock', () => {
+    const state = pendingState();
+    // The producer's clock says "long before the deadline"; the broker appended it after.
+    const backdated = createEvent(ApprovalDecidedV1, { ...meta(), time: new Date(T0).toISOString() }, { approvalId: id, verdict: 'approve', reviewer: alice });
+    expect(applyApprovalEvent(state, backdated, DEADLINE + 1)).toEqual({ kind: 'rejected', reason: 'past-deadline' });
+  });
+});
+
+describe('expiry', () => {
+  it('rejects an expiry logged at or before the deadline', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, expired(), DEADLINE - 1)).toEqual({ kind: 'rejected', reason: 'not-yet-due' });
+    expect(applyApprovalEvent(state, expired(), DEADLINE)).toEqual({ kind: 'rejected', reason: 'not-yet-due' });
+    expect(state.approvals.get(id)?.status).toBe('pending');
+  });
+
+  it('expires a pending approval past its deadline, after which decisions are rejected', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, expired(), DEADLINE + 1)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'expired', expiredAt: DEADLINE + 1, cause: 'expiry-event' });
+    expect(applyApprovalEvent(state, decided('approve'), DEADLINE + 2)).toEqual({ kind: 'rejected', reason: 'expired' });
+    expect(applyApprovalEvent(state, expired(), DEADLINE + 3)).toEqual({ kind: 'rejected', reason: 'expired' });
+  });
+
+  it('rejects an expiry after a decision: the decision came first', () => {
+    const state = pendingState();
+    applyApprovalEvent(state, decided('approve'), T0 + 10);
+    expect(applyApprovalEvent(state, expired(), DEADLINE + 1)).toEqual({ kind: 'rejected', reason: 'already-decided' });
+    expect(state.approvals.get(id)?.status).toBe('approved');
+  });
+
+  it('rejects an expiry for an unknown approval', () => {
+    expect(applyApprovalEvent(createApprovalsState(), expired(), DEADLINE + 1)).toEqual({ kind: 'rejected', reason: 'unknown-approval' });
+  });
+
+  it('lists pending approvals past their deadline at `now`, oldest deadline first', () => {
+    const state = pendingState();
+    const other: Scope = { ...scope, executionId: 'run-2' };
+    const early = createEvent(ApprovalRequestedV1, meta(approvalIdForScope(other)), { ...requested(other).payload, deadline: new Date(DEADLINE - 30_000).toISOString() });
+    applyApprovalEvent(state, early, T0 + 1);
+    const decidedScope: Scope = { ...scope, executionId: 'run-3' };
+    applyApprovalEvent(state, requested(decidedScope), T0 + 2);
+    applyApprovalEvent(state, decided('deny', alice, approvalIdForScope(decidedScope)), T0 + 3);
+
+    expect(dueForExpiry(state, DEADLINE - 30_000)).toEqual([]);
+    expect(dueForExpiry(state, DEADLINE).map((a) => a.approvalId)).toEqual([approvalIdForScope(other)]);
+    expect(dueForExpiry(state, DEADLINE + 1).map((a) => a.approvalId)).toEqual([approvalIdForScope(other), id]);
+  });
+});
+
+describe('replay', () => {
+  it('reaches an equal state from the same records, every time', () => {
+    const other: Scope = { ...scope, executionId: 'run-2' };
+    const records: { event: ApprovalEvent; logTime: number }[] = [
+      { event: requested(), logTime: T0 },
+      { event: requested(other), logTime: T0 + 1 },
+      { event: requested(), logTime: T0 + 2 },
+      { event: decided('approve', { id: requester.id, role: 'x' }), logTime: T0 + 3 },
+      { event: edited({ amount: 2 }, bob), logTime: T0 + 4 },
+      { event: decided('deny', alice), logTime: T0 + 5 },
+      { event: decided('approve', alice, approvalIdForScope(other)), logTime: DEADLINE + 1 },
+      { event: expired(approvalIdForScope(other)), logTime: DEADLINE + 2 },
+      { event: expired('appr_nobody'), logTime: DEADLINE + 3 },
+    ];
+    const live = foldApprovals(records);
+    const replayed = foldApprovals(records);
+    expect(replayed).toEqual(live);
+    expect(replayed.approvals.get(id)).toMatchObject({ status: 'approved-with-edits', reviewer: bob });
+    expect(replayed.approvals.get(approvalIdForScope(other))).toMatchObject({ status: 'expired', cause: 'late-decision' });
+    expect([...replayed.history.values()].flat()).toHaveLength(records.length);
+  });
+});

@@ -1,0 +1,161 @@
+import { type JsonValue, type Scope, type TopicEvent } from '@gatehouse/contracts';
+import { approvalIdForScope } from './approval-id.js';
+import { type Approval, type ApprovalsState, createApprovalsState, type HistoryEntry, type RejectionReason, type Verdict } from './state.js';
+
+export type ApprovalEvent = TopicEvent<'approvals'>;
+
+const accepted: Verdict = Object.freeze({ kind: 'accepted' });
+const duplicate: Verdict = Object.freeze({ kind: 'duplicate' });
+const reject = (reason: RejectionReason): Verdict => Object.freeze({ kind: 'rejected', reason });
+
+/** Whether an approval with `deadline` is void at log time `at` (ms): the deadline instant itself still counts. */
+export function isPastDeadline(approval: Pick<Approval, 'deadline'>, at: number): boolean {
+  return at > approval.deadline;
+}
+
+function record(state: ApprovalsState, approvalId: string, entry: HistoryEntry): void {
+  const entries = state.history.get(approvalId);
+  if (entries) entries.push(Object.freeze(entry));
+  else state.history.set(approvalId, [Object.freeze(entry)]);
+}
+
+function settle(state: ApprovalsState, next: Approval): void {
+  state.approvals.set(next.approvalId, Object.freeze(next));
+}
+
+/** Why a terminal approval refuses any further decision or expiry. */
+function terminalReason(approval: Approval): RejectionReason | undefined {
+  switch (approval.status) {
+    case 'pending':
+      return undefined;
+    case 'approved':
+    case 'approved-with-edits':
+    case 'denied':
+      return 'already-decided';
+    case 'expired':
+      return 'expired';
+    default: {
+      const exhaustive: never = approval;
+      return exhaustive;
+    }
+  }
+}
+
+/**
+ * The approval fold: advances `state` by one event and returns the verdict on it; deterministic
+ * and total (a function of the records and their log append times only). Log order settles
+ * conflicts: the first terminal event (decision or expiry) wins, and every later one is recorded
+ * as rejected, never applied. Deadlines are judged by the broker's append time, never a clock.
+ * A rejected event changes no approval but is never an error: it is already on the log.
+ */
+export function applyApprovalEvent(state: ApprovalsState, event: ApprovalEvent, logTime: number): Verdict {
+  const verdict = decide(state, event, logTime);
+  const p = event.payload;
+  record(state, p.approvalId, {
+    eventId: event.id,
+    type: event.type,
+    logTime,
+    verdict,
+    ...(event.type === 'ApprovalRequested' && { actor: event.payload.requester }),
+    ...(event.type === 'ApprovalDecided' && { actor: event.payload.reviewer, decision: event.payload.verdict }),
+  });
+  return verdict;
+}
+
+function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): Verdict {
+  switch (event.type) {
+    case 'ApprovalRequested': {
+      const p = event.payload;
+      if (state.approvals.has(p.approvalId)) return duplicate;
+      // An id not derived from its scope could squat on another call's approval.
+      if (approvalIdForScope(p.scope) !== p.approvalId) return reject('scope-mismatch');
+      settle(state, { status: 'pending', approvalId: p.approvalId, request: p, requestedAt: logTime, deadline: Date.parse(p.deadline) });
+      return accepted;
+    }
+    case 'ApprovalDecided': {
+      const p = event.payload;
+      const current = state.approvals.get(p.approvalId);
+      if (!current) return reject('unknown-approval');
+      const terminal = terminalReason(current);
+      if (terminal) return reject(terminal);
+      const { approvalId, request, requestedAt, deadline } = current;
+      const base = { approvalId, request, requestedAt, deadline };
+      if (isPastDeadline(current, logTime)) {
+        // The log shows the deadline passed while pending: the approval is expired, whoever decides.
+        settle(state, { ...base, status: 'expired', expiredAt: logTime, cause: 'late-decision' });
+        return reject('past-deadline');
+      }
+      if (p.reviewer.id === request.requester.id) return reject('self-approval');
+      const decision = { reviewer: p.reviewer, decidedAt: logTime, ...(p.comment !== undefined && { comment: p.comment }) };
+      switch (p.verdict) {
+        case 'approve':
+          settle(state, { ...base, ...decision, status: 'approved' });
+          return accepted;
+        case 'approve-with-edits':
+          if (p.editedArguments === undefined) return reject('missing-edits');
+          settle(state, { ...base, ...decision, status: 'approved-with-edits', editedArguments: p.editedArguments });
+          return accepted;
+        case 'deny':
+          settle(state, { ...base, ...decision, status: 'denied' });
+          return accepted;
+        default: {
+          const exhaustive: never = p.verdict;
+          return exhaustive;
+        }
+      }
+    }
+    case 'ApprovalExpired': {
+      const p = event.payload;
+      const current = state.approvals.get(p.approvalId);
+      if (!current) return reject('unknown-approval');
+      const terminal = terminalReason(current);
+      if (terminal) return reject(terminal);
+      // The request's own deadline is the one that counts, not the one the expirer copied.
+      if (!isPastDeadline(current, logTime)) return reject('not-yet-due');
+      settle(state, { approvalId: current.approvalId, request: current.request, requestedAt: current.requestedAt, deadline: current.deadline, status: 'expired', expiredAt: logTime, cause: 'expiry-event' });
+      return accepted;
+    }
+    default: {
+      const exhaustive: never = event;
+      return exhaustive;
+    }
+  }
+}
+
+/** What the guard needs to mint a connector grant from an approval. */
+export interface ApprovalGrant {
+  readonly approvalId: string;
+  readonly scope: Scope;
+  /** Present for an approval with edits: the call runs with these arguments instead. */
+  readonly editedArguments?: JsonValue;
+  readonly reviewer: Extract<Approval, { status: 'approved' }>['reviewer'];
+  readonly decidedAt: number;
+}
+
+/** The grant an approved approval confers; undefined while pending, or when denied, expired or unknown. */
+export function grantFromApproval(state: ApprovalsState, approvalId: string): ApprovalGrant | undefined {
+  const approval = state.approvals.get(approvalId);
+  if (approval?.status !== 'approved' && approval?.status !== 'approved-with-edits') return undefined;
+  return Object.freeze({
+    approvalId: approval.approvalId,
+    scope: approval.request.scope,
+    reviewer: approval.reviewer,
+    decidedAt: approval.decidedAt,
+    ...(approval.status === 'approved-with-edits' && { editedArguments: approval.editedArguments }),
+  });
+}
+
+/** Pending approvals whose deadline has passed at `now` (ms), oldest deadline first: what an expirer appends for. */
+export function dueForExpiry(state: ApprovalsState, now: number): Extract<Approval, { status: 'pending' }>[] {
+  const due: Extract<Approval, { status: 'pending' }>[] = [];
+  for (const approval of state.approvals.values()) {
+    if (approval.status === 'pending' && isPastDeadline(approval, now)) due.push(approval);
+  }
+  return due.sort((a, b) => a.deadline - b.deadline || (a.approvalId < b.approvalId ? -1 : a.approvalId > b.approvalId ? 1 : 0));
+}
+
+/** Folds records in offset order: the state any replica reaches from the same log. */
+export function foldApprovals(records: Iterable<{ event: ApprovalEvent; logTime: number }>, state: ApprovalsState = createApprovalsState()): ApprovalsState {
+  for (const { event, logTime } of records) applyApprovalEvent(state, event, logTime);
+  return state;
+}

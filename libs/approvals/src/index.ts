@@ -1,0 +1,3 @@
+export * from './state.js';
+export * from './approval-id.js';
+export * from './fold.js';

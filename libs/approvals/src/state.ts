@@ -1,0 +1,79 @@
+import { type Actor, type ApprovalRequested, type JsonValue } from '@gatehouse/contracts';
+
+/** What a request asked for, as the log recorded it. */
+export type ApprovalRequest = ApprovalRequested['payload'];
+
+interface ApprovalBase {
+  readonly approvalId: string;
+  readonly request: ApprovalRequest;
+  /** Log append time (ms) of the request. */
+  readonly requestedAt: number;
+  /** The request's deadline (ms); a decision logged after it does not count. */
+  readonly deadline: number;
+}
+
+interface Decision {
+  readonly reviewer: Actor;
+  /** Log append time (ms) of the winning decision. */
+  readonly decidedAt: number;
+  readonly comment?: string;
+}
+
+/** One approval's lifecycle: pending until the first terminal event on the log. */
+export type Approval =
+  | (ApprovalBase & { readonly status: 'pending' })
+  | (ApprovalBase & Decision & { readonly status: 'approved' })
+  | (ApprovalBase & Decision & { readonly status: 'approved-with-edits'; readonly editedArguments: JsonValue })
+  | (ApprovalBase & Decision & { readonly status: 'denied' })
+  | (ApprovalBase & {
+      readonly status: 'expired';
+      /** Log time of the event that settled it: the expiry event, or the late decision. */
+      readonly expiredAt: number;
+      readonly cause: 'expiry-event' | 'late-decision';
+    });
+
+export type ApprovalStatus = Approval['status'];
+
+/** What the fold decided about one event: writers read their own event's verdict back. */
+export type Verdict =
+  | { readonly kind: 'accepted' }
+  /** A retried request for an approval that already exists: wait on the existing one. */
+  | { readonly kind: 'duplicate' }
+  | { readonly kind: 'rejected'; readonly reason: RejectionReason };
+
+export type RejectionReason =
+  | 'unknown-approval'
+  | 'already-decided' // a decision or expiry after a decision
+  | 'expired' // a decision or expiry after the approval expired
+  | 'past-deadline' // a decision logged after the deadline: the approval expires instead
+  | 'not-yet-due' // an expiry logged at or before the deadline
+  | 'self-approval' // the reviewer is the requester
+  | 'scope-mismatch' // a request whose id is not derived from its scope
+  | 'missing-edits'; // approve-with-edits without edited arguments (the contract forbids it)
+
+/** One event as the fold saw it, applied or not: the "full history" of an approval. */
+export interface HistoryEntry {
+  readonly eventId: string;
+  readonly type: 'ApprovalRequested' | 'ApprovalDecided' | 'ApprovalExpired';
+  readonly logTime: number;
+  readonly verdict: Verdict;
+  /** Requester of a request, reviewer of a decision. */
+  readonly actor?: Actor;
+  /** The verdict a decision asked for. */
+  readonly decision?: 'approve' | 'approve-with-edits' | 'deny';
+}
+
+/**
+ * The fold's whole state, advanced in place (a replay must not copy maps per event);
+ * entries are frozen values. Replaying the same records into a new state gives an equal state.
+ * `history` also holds events about ids that were never requested, so nothing on the log is lost.
+ */
+export interface ApprovalsState {
+  readonly approvals: Map<string, Approval>;
+  readonly history: Map<string, HistoryEntry[]>;
+}
+
+/** A fresh, empty state: the start of every replay. */
+export function createApprovalsState(): ApprovalsState {
+  return { approvals: new Map(), history: new Map() };
+}
