@@ -28,7 +28,8 @@ const runId = `demo-run-${randomUUID().slice(0, 8)}`;
 const say = (line) => process.stdout.write(`${line}\n`);
 
 const kafka = createKafkaClient(kafkaConfigFromEnv('gatehouse-demo'));
-const producer = await EventProducer.connect(kafka);
+// The demo runs under a topic namespace (GATEHOUSE_TOPIC_NAMESPACE, set by demo.sh).
+const producer = await EventProducer.connect(kafka, { namespace: process.env.GATEHOUSE_TOPIC_NAMESPACE || undefined });
 const sink = kafkaAuditSink({ publisher: kafkaAuditPublisher(producer), mode: 'required', source: 'guard:demo-agent', defaultTenant: 'acme' });
 const audit = new AuditLogger({ sink });
 

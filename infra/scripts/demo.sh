@@ -18,6 +18,13 @@ done
 ensure_dependencies
 started_kafka=no
 if ! bash infra/kafka/kafka.sh status >/dev/null 2>&1; then started_kafka=yes; fi
+# Topics get a namespace derived from this broker's cluster id: the services' PostgreSQL
+# projections key their offsets by topic name, so a re-formatted broker (new cluster, offsets
+# from 0) can never be mistaken for the one whose offsets they stored.
+bash infra/kafka/kafka.sh start
+cluster_file="$GATEHOUSE_STATE_DIR/kafka/cluster.id"
+GATEHOUSE_TOPIC_NAMESPACE="demo-$(sha256sum "$cluster_file" | cut -c1-10)"
+export GATEHOUSE_TOPIC_NAMESPACE
 bash infra/scripts/infra.sh up
 build_all >/dev/null
 echo "demo: services built"
@@ -75,7 +82,7 @@ for entry in $SERVICES; do
   case "$status" in '{'*'"status":"ok"'*) ;; *) failed=1 ;; esac
 done
 echo
-echo "kafka:    127.0.0.1:${GATEHOUSE_KAFKA_PORT:-9092} (topics: gatehouse.audit.v1, gatehouse.approvals.v1, gatehouse.ledger.v1, gatehouse.policies.v1, gatehouse.dead-letter.v1)"
+echo "kafka:    127.0.0.1:${GATEHOUSE_KAFKA_PORT:-9092} (topics: $GATEHOUSE_TOPIC_NAMESPACE.gatehouse.{audit,approvals,ledger,policies,dead-letter}.v1)"
 echo "postgres: 127.0.0.1:5432/gatehouse (one schema per service)"
 echo "logs:     $run_dir/<service>.log, $GATEHOUSE_STATE_DIR/kafka/logs/"
 if [ "$failed" -ne 0 ]; then

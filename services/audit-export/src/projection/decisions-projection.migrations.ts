@@ -66,3 +66,26 @@ export class CreateDecisionsProjection1765000000000 implements MigrationInterfac
     await queryRunner.query(`DROP TABLE ${s}.decisions`);
   }
 }
+
+/**
+ * Positions are unique per topic, not per schema: one schema may project several topics
+ * (namespaced environments), whose partition/offset pairs overlap. Without the topic in the
+ * key a row from a second topic was silently dropped as a conflict.
+ */
+export class DecisionsPositionPerTopic1765100000000 implements MigrationInterface {
+  name = 'DecisionsPositionPerTopic1765100000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const s = migrationSchema(queryRunner);
+    await queryRunner.query(`ALTER TABLE ${s}.decisions ADD COLUMN topic text NOT NULL DEFAULT ''`);
+    await queryRunner.query(`ALTER TABLE ${s}.decisions DROP CONSTRAINT decisions_partition_offset_key`);
+    await queryRunner.query(`ALTER TABLE ${s}.decisions ADD CONSTRAINT decisions_topic_partition_offset_key UNIQUE (topic, partition, "offset")`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    const s = migrationSchema(queryRunner);
+    await queryRunner.query(`ALTER TABLE ${s}.decisions DROP CONSTRAINT decisions_topic_partition_offset_key`);
+    await queryRunner.query(`ALTER TABLE ${s}.decisions ADD CONSTRAINT decisions_partition_offset_key UNIQUE (partition, "offset")`);
+    await queryRunner.query(`ALTER TABLE ${s}.decisions DROP COLUMN topic`);
+  }
+}

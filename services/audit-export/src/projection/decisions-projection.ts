@@ -25,6 +25,7 @@ export function decisionRow(record: DecodedRecord<'audit'>) {
     source: event.source,
     event_time: event.time,
     log_time: record.logTime.toISOString(),
+    topic: record.topic,
     partition: record.partition,
     offset: record.offset,
     boundary: p.boundary,
