@@ -195,7 +195,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
    */
   private async judgeObject(part: ChunkType, requestContext: unknown, abort: Abort, signal: AbortSignal | undefined): Promise<ChunkType> {
     const snapshot = (part as { object?: unknown }).object;
-    const canonical = canonicalJson(snapshot);
+    const canonical = canonicalSnapshot(snapshot);
     if (canonical === undefined) {
       await this.decide('stream', 'output', 'object', { kind: 'error', policy: 'object-reader', code: 'POLICY.INVALID_DECISION' }, requestContext, abort);
       return part;
@@ -283,8 +283,8 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   }
 }
 
-/** JSON with sorted keys; undefined for anything JSON cannot carry faithfully. */
-export function canonicalJson(value: unknown): string | undefined {
+/** JSON with sorted keys; undefined for anything JSON cannot carry faithfully (unlike contracts' `canonicalJson`, which does not check). */
+function canonicalSnapshot(value: unknown): string | undefined {
   const seen = new Set<object>();
   const walk = (v: unknown): unknown => {
     if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;

@@ -79,7 +79,6 @@ export function outcomeMapping(outcome: DecisionOutcome): OutcomeMapping {
     case 'observed':
       return { statusId: 1, status: 'Success', dispositionId: 17, disposition: 'Logged', severityId: 1, severity: 'Informational', cefSeverity: 1, cefOutcome: 'success' };
     case 'masked':
-      return { statusId: 1, status: 'Success', dispositionId: 11, disposition: 'Corrected', severityId: 2, severity: 'Low', cefSeverity: 3, cefOutcome: 'success' };
     case 'rewritten':
       return { statusId: 1, status: 'Success', dispositionId: 11, disposition: 'Corrected', severityId: 2, severity: 'Low', cefSeverity: 3, cefOutcome: 'success' };
     case 'approval-required':

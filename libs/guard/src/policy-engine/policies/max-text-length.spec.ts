@@ -1,24 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import type { PolicyContext, PolicyDecision, PolicyEvaluator } from '../types.js';
+import type { PolicyContext, PolicyEvaluator } from '../types.js';
+import { judge as judgeSegment } from './judge.testing.js';
 import { maxTextLength } from './max-text-length.js';
 
-const signal = new AbortController().signal;
-
-function judge(policy: PolicyEvaluator, text: string, context: Partial<PolicyContext> = {}): Promise<PolicyDecision> {
-  const offset = context.offset ?? 0;
-  return Promise.resolve(
-    policy.evaluate(text, {
-      phase: 'output',
-      channel: 'answer',
-      offset,
-      segmentLength: offset + text.length,
-      previousSegmentLength: 0,
-      final: false,
-      signal,
-      ...context,
-    }),
-  );
-}
+// Streaming by default here: the length rule must hold before a segment is final.
+const judge = (policy: PolicyEvaluator, text: string, context: Partial<PolicyContext> = {}) => judgeSegment(policy, text, { final: false, ...context });
 
 describe('maxTextLength', () => {
   it('allows a segment of exactly the maximum length', async () => {

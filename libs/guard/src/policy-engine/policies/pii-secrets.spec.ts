@@ -1,24 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import type { PolicyContext, PolicyDecision, PolicyEvaluator } from '../types.js';
+import { judge } from './judge.testing.js';
 import { PII_SECRETS_DETECTOR_IDS, piiSecrets, type PiiSecretsDetectorId, type PiiSecretsOptions } from './pii-secrets.js';
 
-const signal = new AbortController().signal;
-
-function judge(policy: PolicyEvaluator, text: string, context: Partial<PolicyContext> = {}): Promise<PolicyDecision> {
-  const offset = context.offset ?? 0;
-  return Promise.resolve(
-    policy.evaluate(text, {
-      phase: 'output',
-      channel: 'answer',
-      offset,
-      segmentLength: offset + text.length,
-      previousSegmentLength: 0,
-      final: true,
-      signal,
-      ...context,
-    }),
-  );
-}
 
 /** Whether the one detector `id` (alone, so others cannot mask a miss) fires on `text`. */
 async function fires(id: PiiSecretsDetectorId, text: string, options: Omit<PiiSecretsOptions, 'detectors'> = {}) {
