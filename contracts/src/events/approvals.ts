@@ -14,6 +14,10 @@ export const ApprovalRequestedV1 = defineEvent(
     redactedPaths: z.array(z.string()).default([]),
     /** JSON Schema of the tool's input, so a reviewer's edit can be validated. */
     inputSchema: z.record(z.string(), JsonValueSchema).optional(),
+    /** The connector's description, shown to the reviewer beside the arguments. */
+    toolDescription: z.string().max(2000).optional(),
+    /** What the call would do, from the connector's dry run, when it has one: the reviewer judges the effect. */
+    dryRunPreview: JsonValueSchema.optional(),
     requester: ActorSchema,
     reason: z.string().max(512),
     /** The request is void after this instant (compared with the log's append time). */
@@ -52,3 +56,16 @@ export const ApprovalExpiredV1 = defineEvent(
   }),
 );
 export type ApprovalExpired = z.infer<typeof ApprovalExpiredV1>;
+
+/** The requester withdrew the request before a decision (its run ended or was aborted). */
+export const ApprovalCancelledV1 = defineEvent(
+  'ApprovalCancelled',
+  1,
+  z.object({
+    approvalId: z.string().min(1),
+    /** Who withdrew it: only the requester (or a system actor) may. */
+    by: ActorSchema,
+    reason: z.string().max(512),
+  }),
+);
+export type ApprovalCancelled = z.infer<typeof ApprovalCancelledV1>;

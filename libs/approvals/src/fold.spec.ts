@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, createEvent, type Scope } from '@gatehouse/contracts';
+import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, createEvent, type Scope } from '@gatehouse/contracts';
 import { approvalIdForScope } from './approval-id.js';
 import { applyApprovalEvent, dueForExpiry, foldApprovals, grantFromApproval, type ApprovalEvent } from './fold.js';
 import { createApprovalsState } from './state.js';
@@ -29,6 +29,9 @@ const decided = (verdict: 'approve' | 'deny', reviewer: { id: string; role: stri
 const edited = (editedArguments: { amount: number }, reviewer = alice) =>
   createEvent(ApprovalDecidedV1, meta(), { approvalId: id, verdict: 'approve-with-edits', reviewer, editedArguments });
 const expired = (approvalId = id) => createEvent(ApprovalExpiredV1, meta(approvalId), { approvalId, deadline: new Date(DEADLINE).toISOString() });
+
+const cancelled = (by: { id: string; role: string; kind?: 'human' | 'service' | 'agent' | 'system' } = requester) =>
+  createEvent(ApprovalCancelledV1, meta(), { approvalId: id, by, reason: 'run aborted' });
 
 function pendingState() {
   const state = createApprovalsState();
@@ -232,5 +235,31 @@ describe('replay', () => {
     expect(replayed.approvals.get(id)).toMatchObject({ status: 'approved-with-edits', reviewer: bob });
     expect(replayed.approvals.get(approvalIdForScope(other))).toMatchObject({ status: 'expired', cause: 'late-decision' });
     expect([...replayed.history.values()].flat()).toHaveLength(records.length);
+  });
+});
+
+describe('cancellation', () => {
+  it('lets the requester withdraw a pending request, and nothing decides it afterwards', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, cancelled(), T0 + 1)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'cancelled', cancelledBy: requester, cancelledAt: T0 + 1 });
+    expect(applyApprovalEvent(state, decided('approve'), T0 + 2)).toEqual({ kind: 'rejected', reason: 'cancelled' });
+    expect(applyApprovalEvent(state, expired(), DEADLINE + 1)).toEqual({ kind: 'rejected', reason: 'cancelled' });
+    expect(grantFromApproval(state, id)).toBeUndefined();
+    expect(state.history.get(id)?.map((h) => h.type)).toEqual(['ApprovalRequested', 'ApprovalCancelled', 'ApprovalDecided', 'ApprovalExpired']);
+  });
+
+  it('refuses a cancellation by anyone but the requester or the system', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, cancelled(alice), T0 + 1)).toEqual({ kind: 'rejected', reason: 'not-requester' });
+    expect(state.approvals.get(id)?.status).toBe('pending');
+    expect(applyApprovalEvent(state, cancelled({ id: 'system:expirer', role: 'system', kind: 'system' }), T0 + 2)).toEqual({ kind: 'accepted' });
+  });
+
+  it('cannot undo a decision that came first', () => {
+    const state = pendingState();
+    applyApprovalEvent(state, decided('approve'), T0 + 1);
+    expect(applyApprovalEvent(state, cancelled(), T0 + 2)).toEqual({ kind: 'rejected', reason: 'already-decided' });
+    expect(grantFromApproval(state, id)).toMatchObject({ approvalId: id });
   });
 });

@@ -34,6 +34,8 @@ function terminalReason(approval: Approval): RejectionReason | undefined {
       return 'already-decided';
     case 'expired':
       return 'expired';
+    case 'cancelled':
+      return 'cancelled';
     default: {
       const exhaustive: never = approval;
       return exhaustive;
@@ -58,6 +60,7 @@ export function applyApprovalEvent(state: ApprovalsState, event: ApprovalEvent, 
     verdict,
     ...(event.type === 'ApprovalRequested' && { actor: event.payload.requester }),
     ...(event.type === 'ApprovalDecided' && { actor: event.payload.reviewer, decision: event.payload.verdict }),
+    ...(event.type === 'ApprovalCancelled' && { actor: event.payload.by }),
   });
   return verdict;
 }
@@ -115,6 +118,17 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
       settle(state, { approvalId: current.approvalId, request: current.request, requestedAt: current.requestedAt, deadline: current.deadline, status: 'expired', expiredAt: logTime, cause: 'expiry-event' });
       return accepted;
     }
+    case 'ApprovalCancelled': {
+      const p = event.payload;
+      const current = state.approvals.get(p.approvalId);
+      if (!current) return reject('unknown-approval');
+      const terminal = terminalReason(current);
+      if (terminal) return reject(terminal);
+      // Only the one who asked (or the system acting for it) may withdraw a request.
+      if (p.by.kind !== 'system' && p.by.id !== current.request.requester.id) return reject('not-requester');
+      settle(state, { approvalId: current.approvalId, request: current.request, requestedAt: current.requestedAt, deadline: current.deadline, status: 'cancelled', cancelledBy: p.by, cancelledAt: logTime });
+      return accepted;
+    }
     default: {
       const exhaustive: never = event;
       return exhaustive;
@@ -132,7 +146,7 @@ export interface ApprovalGrant {
   readonly decidedAt: number;
 }
 
-/** The grant an approved approval confers; undefined while pending, or when denied, expired or unknown. */
+/** The grant an approved approval confers; undefined while pending, or when denied, expired, cancelled or unknown. */
 export function grantFromApproval(state: ApprovalsState, approvalId: string): ApprovalGrant | undefined {
   const approval = state.approvals.get(approvalId);
   if (approval?.status !== 'approved' && approval?.status !== 'approved-with-edits') return undefined;

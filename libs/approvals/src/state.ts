@@ -26,6 +26,12 @@ export type Approval =
   | (ApprovalBase & Decision & { readonly status: 'approved-with-edits'; readonly editedArguments: JsonValue })
   | (ApprovalBase & Decision & { readonly status: 'denied' })
   | (ApprovalBase & {
+      readonly status: 'cancelled';
+      readonly cancelledBy: Actor;
+      /** Log append time (ms) of the cancellation. */
+      readonly cancelledAt: number;
+    })
+  | (ApprovalBase & {
       readonly status: 'expired';
       /** Log time of the event that settled it: the expiry event, or the late decision. */
       readonly expiredAt: number;
@@ -45,6 +51,8 @@ export type RejectionReason =
   | 'unknown-approval'
   | 'already-decided' // a decision or expiry after a decision
   | 'expired' // a decision or expiry after the approval expired
+  | 'cancelled' // anything after the requester withdrew the request
+  | 'not-requester' // a cancellation by someone other than the requester or the system
   | 'past-deadline' // a decision logged after the deadline: the approval expires instead
   | 'not-yet-due' // an expiry logged at or before the deadline
   | 'self-approval' // the reviewer is the requester
@@ -54,10 +62,10 @@ export type RejectionReason =
 /** One event as the fold saw it, applied or not: the "full history" of an approval. */
 export interface HistoryEntry {
   readonly eventId: string;
-  readonly type: 'ApprovalRequested' | 'ApprovalDecided' | 'ApprovalExpired';
+  readonly type: 'ApprovalRequested' | 'ApprovalDecided' | 'ApprovalExpired' | 'ApprovalCancelled';
   readonly logTime: number;
   readonly verdict: Verdict;
-  /** Requester of a request, reviewer of a decision. */
+  /** Requester of a request, reviewer of a decision, who withdrew a cancellation. */
   readonly actor?: Actor;
   /** The verdict a decision asked for. */
   readonly decision?: 'approve' | 'approve-with-edits' | 'deny';
