@@ -6,5 +6,8 @@ export * from './replay.js';
 export * from './tail.js';
 export * from './consumer.js';
 export * from './provision.js';
+export * from './fold-engine/fold-engine.js';
+export { OffsetWatermarks } from './fold-engine/offset-watermarks.js';
+export { VerdictBook } from './fold-engine/verdict-book.js';
 export { decodeRecord } from './decode-record.js';
 export { ConfigResourceTypes, Partitioners } from './kafkajs.js';

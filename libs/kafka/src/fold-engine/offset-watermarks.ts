@@ -1,5 +1,3 @@
-import { LedgerError } from '../errors.js';
-
 interface Waiter {
   readonly offset: bigint;
   readonly resolve: () => void;
@@ -9,13 +7,16 @@ interface Waiter {
 
 /**
  * Per partition, the next offset not yet applied, and the writers waiting for an offset to be
- * applied. A wait ends when the watermark passes the offset, at its deadline (LEDGER.UNAVAILABLE),
- * or when the ledger stops.
+ * applied. A wait ends when the watermark passes the offset, at its deadline (with the error
+ * `late` makes), or when the engine stops.
  */
 export class OffsetWatermarks {
   private readonly next = new Map<number, bigint>();
   private readonly waiters = new Map<number, Set<Waiter>>();
   private closedWith: Error | undefined;
+
+  /** `late` makes the error a wait fails with at its deadline. */
+  constructor(private readonly late: () => Error = () => new Error('offset not applied by the deadline')) {}
 
   /** The next offset not yet applied on `partition` (0 when nothing was). */
   get(partition: number): bigint {
@@ -42,7 +43,7 @@ export class OffsetWatermarks {
     }
   }
 
-  /** Resolves once `offset` on `partition` is applied; rejects with LEDGER.UNAVAILABLE at `deadline` (epoch ms). */
+  /** Resolves once `offset` on `partition` is applied; rejects at `deadline` (epoch ms). */
   waitFor(partition: number, offset: bigint, deadline: number): Promise<void> {
     if (this.closedWith) return Promise.reject(this.closedWith);
     if (offset < this.get(partition)) return Promise.resolve();
@@ -59,7 +60,7 @@ export class OffsetWatermarks {
         reject,
         timer: setTimeout(() => {
           set.delete(waiter);
-          reject(new LedgerError('LEDGER.UNAVAILABLE', { reason: 'fold-deadline' }));
+          reject(this.late());
         }, Math.max(0, deadline - Date.now())),
       };
       set.add(waiter);
@@ -73,7 +74,7 @@ export class OffsetWatermarks {
     return n;
   }
 
-  /** Rejects every waiter and every later wait with `error` (the ledger is stopping). */
+  /** Rejects every waiter and every later wait with `error` (the engine is stopping). */
   close(error: Error): void {
     this.closedWith = error;
     for (const set of this.waiters.values()) {

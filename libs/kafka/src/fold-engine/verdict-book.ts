@@ -1,8 +1,6 @@
-import { type Verdict } from '@gatehouse/ledger';
-
-type Entry =
+type Entry<V> =
   | { readonly phase: 'awaited' }
-  | { readonly phase: 'settled'; readonly verdict: Verdict }
+  | { readonly phase: 'settled'; readonly verdict: V }
   | { readonly phase: 'abandoned' };
 
 /**
@@ -10,8 +8,8 @@ type Entry =
  * them (a read deletes). Only expected ids are kept, and at most `capacity` of them: the
  * oldest entry goes first, so a writer that never comes back cannot grow the book.
  */
-export class VerdictBook {
-  private readonly entries = new Map<string, Entry>();
+export class VerdictBook<V> {
+  private readonly entries = new Map<string, Entry<V>>();
   private evictedCount = 0;
 
   constructor(private readonly capacity = 10_000) {}
@@ -32,7 +30,7 @@ export class VerdictBook {
    * waiting (the caller was told the ledger is unavailable), `unexpected` for events this
    * process did not append.
    */
-  settle(eventId: string, verdict: Verdict): 'kept' | 'abandoned' | 'unexpected' {
+  settle(eventId: string, verdict: V): 'kept' | 'abandoned' | 'unexpected' {
     const entry = this.entries.get(eventId);
     // A second record with the same id (re-published by someone else) never replaces the first verdict.
     if (!entry || entry.phase === 'settled') return 'unexpected';
@@ -45,7 +43,7 @@ export class VerdictBook {
   }
 
   /** The verdict on the writer's own event, once; undefined when not (or no longer) known. */
-  take(eventId: string): Verdict | undefined {
+  take(eventId: string): V | undefined {
     const entry = this.entries.get(eventId);
     if (entry?.phase !== 'settled') return undefined;
     this.entries.delete(eventId);
@@ -56,7 +54,7 @@ export class VerdictBook {
    * The writer gives up. Returns the verdict when the fold had already applied the event (the
    * caller must undo what it won), otherwise remembers that a late verdict has no reader.
    */
-  abandon(eventId: string): Verdict | undefined {
+  abandon(eventId: string): V | undefined {
     const entry = this.entries.get(eventId);
     if (entry?.phase === 'settled') {
       this.entries.delete(eventId);

@@ -1,0 +1,332 @@
+import { GatehouseError, type TopicEvent, type TopicId } from '@gatehouse/contracts';
+import { type Kafka } from 'kafkajs';
+import { EventProducer, type AppendResult } from '../producer.js';
+import { type DecodedRecord, type PoisonRecord } from '../records.js';
+import { replayTopic } from '../replay.js';
+import { type TailHandle, tailTopic } from '../tail.js';
+import { OffsetWatermarks } from './offset-watermarks.js';
+import { VerdictBook } from './verdict-book.js';
+
+/** A pure fold over one topic: `apply` advances `state` in place and returns its verdict on the event. */
+export interface Fold<T extends TopicId, S, V> {
+  create(): S;
+  apply(state: S, event: TopicEvent<T>, logTime: number): V;
+}
+
+/** A database projection kept by the fold's own pass; writers' answers wait for it to commit. */
+export interface FoldProjection<T extends TopicId, S> {
+  /** A record was applied: remember what it touched. */
+  touch(record: DecodedRecord<T>): void;
+  /** A record could not be applied (it fails its contract). */
+  unappliable(poison: PoisonRecord): void;
+  /** Commits what was touched, with the offsets `through` (next to read, per partition), in one transaction. */
+  flush(state: S, through: ReadonlyMap<number, bigint>): Promise<void>;
+  /** Touches not committed yet. */
+  pending(): number;
+}
+
+/** A structured log line; never carries request or record values. */
+export type FoldLog = (level: 'info' | 'warn' | 'error', message: string, extra?: Record<string, string | number | boolean>) => void;
+
+export interface FoldEngineOptions<T extends TopicId, S, V> {
+  readonly kafka: Kafka;
+  readonly topicId: T;
+  readonly fold: Fold<T, S, V>;
+  /** Makes the error a writer gets when its verdict cannot be confirmed (reason is a short code). */
+  readonly unavailable: (reason: string, cause?: unknown) => Error;
+  /** Topic namespace (GATEHOUSE_TOPIC_NAMESPACE). */
+  readonly namespace?: string | undefined;
+  readonly projection?: FoldProjection<T, S> | undefined;
+  /** Every applied record with its verdict, after the fold (start-up replay included). */
+  readonly onApplied?: (record: DecodedRecord<T>, verdict: V, live: boolean) => void;
+  /**
+   * A writer gave up before its event was applied and its caller was told "unavailable";
+   * the fold applied it later with `verdict`. The place to undo what nobody will act on.
+   */
+  readonly onAbandoned?: (event: TopicEvent<T>, verdict: V) => void;
+  /** How long a writer waits for its own verdict (append included), ms. Default 5,000. */
+  readonly decisionDeadlineMs?: number;
+  /** Most verdicts kept for writers at once. Default 10,000. */
+  readonly verdictCapacity?: number;
+  /** Deadline of the start-up replay, ms. Default 60,000. */
+  readonly replayTimeoutMs?: number;
+  /** Records per projection transaction during the start-up replay. Default 1,000. */
+  readonly replayBatchSize?: number;
+  readonly log?: FoldLog;
+}
+
+export type FoldPhase = 'starting' | 'running' | 'failed' | 'stopped';
+
+export interface FoldStatus {
+  readonly phase: FoldPhase;
+  /** Per partition, the next offset the in-memory fold will apply. */
+  readonly appliedOffsets: Record<number, string>;
+  /** Per partition, the next offset not yet committed to the projection (answers wait for this). */
+  readonly projectedOffsets: Record<number, string>;
+  readonly unappliedRecords: number;
+  readonly waitingWriters: number;
+  readonly verdictsEvicted: number;
+  readonly projectionFailures: number;
+}
+
+const toRecord = (offsets: ReadonlyMap<number, bigint>): Record<number, string> =>
+  Object.fromEntries([...offsets].sort(([a], [b]) => a - b).map(([p, o]) => [p, o.toString()]));
+
+const noLog: FoldLog = () => undefined;
+
+/** Races `work` against `deadline` (epoch ms); a late settlement of `work` is swallowed. */
+function withDeadline<R>(work: Promise<R>, deadline: number, late: () => Error): Promise<R> {
+  return new Promise<R>((resolve, reject) => {
+    const timer = setTimeout(() => reject(late()), Math.max(0, deadline - Date.now()));
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error('append failed'));
+      },
+    );
+  });
+}
+
+/**
+ * A service's single decision point over one topic. On start it folds the topic from offset 0
+ * (log append time as the clock), then tails it, applying every record in partition order and
+ * committing the projection once per batch. A writer appends its event, waits until that offset
+ * is applied (and projected), and reads the fold's verdict on its own event: the log order, not
+ * this process, decides. A tail that stops for good fails the engine closed.
+ */
+export class FoldEngine<T extends TopicId, S, V> {
+  private readonly foldState: S;
+  /** What the in-memory fold has applied. */
+  private readonly applied: OffsetWatermarks;
+  /** What the fold has applied and the projection has committed: writers wait on this. */
+  private readonly answered: OffsetWatermarks;
+  private readonly book: VerdictBook<V>;
+  private readonly log: FoldLog;
+  private readonly deadlineMs: number;
+  private currentPhase: FoldPhase = 'starting';
+  private producer: EventProducer | undefined;
+  private tail: TailHandle | undefined;
+  private unapplied = 0;
+  private projectionFailures = 0;
+  private flushing: Promise<void> | undefined;
+  private flushAgain = false;
+  private retryDelayMs = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  private constructor(private readonly options: FoldEngineOptions<T, S, V>) {
+    this.foldState = options.fold.create();
+    const late = () => options.unavailable('fold-deadline');
+    this.applied = new OffsetWatermarks(late);
+    this.answered = new OffsetWatermarks(late);
+    this.book = new VerdictBook<V>(options.verdictCapacity ?? 10_000);
+    this.log = options.log ?? noLog;
+    this.deadlineMs = options.decisionDeadlineMs ?? 5_000;
+  }
+
+  /** Replays the topic, starts tailing it and returns the running engine. */
+  static async start<T extends TopicId, S, V>(options: FoldEngineOptions<T, S, V>): Promise<FoldEngine<T, S, V>> {
+    const engine = new FoldEngine(options);
+    try {
+      await engine.run();
+    } catch (error) {
+      await engine.stop();
+      throw error;
+    }
+    return engine;
+  }
+
+  private async run(): Promise<void> {
+    const { kafka, namespace, projection, topicId } = this.options;
+    this.producer = await EventProducer.connect(kafka, { namespace });
+    const batchSize = this.options.replayBatchSize ?? 1_000;
+    let sinceFlush = 0;
+    const started = Date.now();
+    const replay = await replayTopic(kafka, topicId, {
+      namespace,
+      timeoutMs: this.options.replayTimeoutMs ?? 60_000,
+      onRecord: async (record) => {
+        this.ingest(record);
+        sinceFlush += 1;
+        if (projection && sinceFlush >= batchSize) {
+          sinceFlush = 0;
+          await projection.flush(this.foldState, this.applied.snapshot());
+        }
+      },
+      onPoison: (poison) => this.ingestPoison(poison),
+    });
+    for (const [partition, next] of Object.entries(replay.nextOffsets)) this.applied.advance(Number(partition), BigInt(next));
+    if (projection) await projection.flush(this.foldState, this.applied.snapshot());
+    for (const [partition, next] of this.applied.snapshot()) this.answered.advance(partition, next);
+    this.log('info', `${topicId} replayed`, { records: replay.records, unapplied: replay.poison, ms: Date.now() - started });
+    this.tail = await tailTopic(kafka, topicId, {
+      namespace,
+      fromOffsets: replay.nextOffsets,
+      onRecord: (record) => this.ingest(record),
+      onPoison: (poison) => this.ingestPoison(poison),
+      onBatchEnd: (partition, next) => {
+        this.applied.advance(partition, BigInt(next));
+        if (!projection) this.answered.advance(partition, BigInt(next));
+        // Not awaited: a slow database must not hold the fold back; flushes coalesce meanwhile.
+        void this.flush();
+      },
+      onCrash: () => {
+        if (this.currentPhase === 'stopped') return;
+        // Fail closed: no answer can be confirmed any more.
+        this.currentPhase = 'failed';
+        this.log('error', `${topicId} tail stopped; decisions are refused until restart`, { code: 'FOLD.TAIL_CRASHED' });
+      },
+    });
+    if (this.currentPhase === 'starting') this.currentPhase = 'running';
+  }
+
+  /** Applies one record to the fold; keeps the verdict when this process appended the event. */
+  private ingest(record: DecodedRecord<T>): void {
+    const verdict = this.options.fold.apply(this.foldState, record.event, record.logTime.getTime());
+    const fate = this.book.settle(record.event.id, verdict);
+    this.options.projection?.touch(record);
+    const next = BigInt(record.offset) + 1n;
+    this.applied.advance(record.partition, next);
+    const live = this.currentPhase !== 'starting';
+    if (!this.options.projection && live) this.answered.advance(record.partition, next);
+    this.options.onApplied?.(record, verdict, live);
+    if (fate === 'abandoned') this.options.onAbandoned?.(record.event, verdict);
+  }
+
+  private ingestPoison(poison: PoisonRecord): void {
+    this.unapplied += 1;
+    this.options.projection?.unappliable(poison);
+    this.applied.advance(poison.partition, BigInt(poison.offset) + 1n);
+    this.log('warn', `${this.options.topicId} record could not be applied`, { code: poison.code, partition: poison.partition, offset: poison.offset });
+  }
+
+  /** Commits the projection up to what the fold has applied, then releases the writers it covers. */
+  private flush(): Promise<void> {
+    const projection = this.options.projection;
+    if (!projection) return Promise.resolve();
+    if (this.flushing) {
+      this.flushAgain = true;
+      return this.flushing;
+    }
+    this.flushing = (async () => {
+      do {
+        this.flushAgain = false;
+        const through = this.applied.snapshot();
+        try {
+          await projection.flush(this.foldState, through);
+        } catch {
+          // The fold goes on; answers wait (and time out, failing closed) until the database is back.
+          this.projectionFailures += 1;
+          this.retryDelayMs = Math.min(Math.max(this.retryDelayMs * 2, 100), 2_000);
+          this.log('warn', `${this.options.topicId} projection write failed; retrying`, { code: 'FOLD.PROJECTION_WRITE_FAILED', retryInMs: this.retryDelayMs });
+          this.scheduleRetry();
+          return;
+        }
+        this.retryDelayMs = 0;
+        for (const [partition, next] of through) this.answered.advance(partition, next);
+      } while (this.flushAgain && this.currentPhase !== 'stopped');
+    })().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.currentPhase === 'stopped') return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.flush();
+    }, this.retryDelayMs);
+  }
+
+  /** The fold's state, read only: the engine owns it and advances it in place. */
+  get state(): S {
+    return this.foldState;
+  }
+
+  get phase(): FoldPhase {
+    return this.currentPhase;
+  }
+
+  /**
+   * Appends `event`, waits until the fold has applied (and the projection committed) its offset,
+   * and returns the fold's verdict on it. Throws the `unavailable` error when that cannot be
+   * confirmed within the deadline; an event that fails its contract throws its validation error.
+   */
+  async decide(event: TopicEvent<T>): Promise<V> {
+    const producer = this.producer;
+    if (this.currentPhase !== 'running' || !producer) throw this.options.unavailable(this.currentPhase);
+    const deadline = Date.now() + this.deadlineMs;
+    this.book.expect(event.id);
+    let appended: AppendResult;
+    try {
+      appended = await withDeadline(producer.publish(this.options.topicId, event), deadline, () => this.options.unavailable('append-deadline'));
+    } catch (error) {
+      this.giveUp(event);
+      // An event that fails its contract was never sent: that is the request's fault, not the engine's.
+      if (error instanceof GatehouseError && error.category === 'validation') throw error;
+      throw isUnavailable(error) ? error : this.options.unavailable('append-failed', error);
+    }
+    try {
+      await this.answered.waitFor(appended.partition, BigInt(appended.offset), deadline);
+    } catch (error) {
+      this.giveUp(event);
+      throw isUnavailable(error) ? error : this.options.unavailable('fold-failed', error);
+    }
+    const verdict = this.book.take(event.id);
+    if (verdict === undefined) throw this.options.unavailable('verdict-lost');
+    return verdict;
+  }
+
+  /** Appends without waiting for a verdict (an undo, an expiry sweep); resolves once the broker has it. */
+  async append(event: TopicEvent<T>): Promise<AppendResult> {
+    const producer = this.producer;
+    if (this.currentPhase !== 'running' || !producer) throw this.options.unavailable(this.currentPhase);
+    return producer.publish(this.options.topicId, event);
+  }
+
+  private giveUp(event: TopicEvent<T>): void {
+    const settled = this.book.abandon(event.id);
+    if (settled !== undefined) this.options.onAbandoned?.(event, settled);
+  }
+
+  status(): FoldStatus {
+    return {
+      phase: this.currentPhase,
+      appliedOffsets: toRecord(this.applied.snapshot()),
+      projectedOffsets: toRecord(this.answered.snapshot()),
+      unappliedRecords: this.unapplied,
+      waitingWriters: this.answered.waiting(),
+      verdictsEvicted: this.book.evicted(),
+      projectionFailures: this.projectionFailures,
+    };
+  }
+
+  /** Stops tailing and appending; waiting writers get the `unavailable` error. Safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.currentPhase === 'stopped') return;
+    const wasRunning = this.currentPhase === 'running';
+    this.currentPhase = 'stopped';
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const stopping = this.options.unavailable('stopping');
+    this.answered.close(stopping);
+    this.applied.close(stopping);
+    await this.tail?.stop().catch(() => undefined);
+    await this.flushing?.catch(() => undefined);
+    const projection = this.options.projection;
+    if (wasRunning && projection && projection.pending() > 0) {
+      // Best effort: a restart replays from offset 0 and fills in whatever this misses.
+      await projection.flush(this.foldState, this.applied.snapshot()).catch(() => undefined);
+    }
+    await this.producer?.close().catch(() => undefined);
+  }
+}
+
+/** Whether `error` is already an "unavailable" answer (a deadline the engine set). */
+function isUnavailable(error: unknown): boolean {
+  return error instanceof GatehouseError && error.category === 'unavailable';
+}
