@@ -7,3 +7,7 @@ export { HealthController } from './health.controller.js';
 export { ServiceRuntimeModule, type ServiceRuntimeOptions } from './service-runtime.module.js';
 export { runService, startService } from './bootstrap.js';
 export { errorResponse, type ErrorBody, type ErrorMapping, GatehouseExceptionFilter } from './http-errors.js';
+export { type ProjectedTable, type ProjectionSpec, schemaIdent, type Touch } from './projection/projection-spec.js';
+export { ProjectionWriter } from './projection/projection-writer.js';
+export { compareProjections, type ProjectionComparison, type ProjectionDifference, rebuildProjection, type RebuildOptions, type RebuildReport } from './projection/rebuild.js';
+export { replayCliMain, runReplayCli, type ReplayCliOptions } from './projection/replay-cli.js';

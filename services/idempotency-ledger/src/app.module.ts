@@ -1,7 +1,7 @@
 import { type DynamicModule, Inject, Logger, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { CompleteKeyController } from './complete-key/complete-key.http.controller.js';
@@ -15,7 +15,7 @@ import { LedgerExceptionFilter } from './http/ledger-exception.filter.js';
 import { type LedgerOptions, ledgerOptionsFromEnv } from './ledger-config.js';
 import { LedgerStatusController } from './ledger-status/ledger-status.http.controller.js';
 import { LEDGER_MIGRATIONS } from './projection/ledger-migrations.js';
-import { LedgerProjection } from './projection/ledger-projection.js';
+import { LEDGER_PROJECTION } from './projection/ledger-projection.js';
 import { ReconcileKeyController } from './reconcile-key/reconcile-key.http.controller.js';
 import { ReserveKeyController } from './reserve-key/reserve-key.http.controller.js';
 import { ResolveKeyController } from './resolve-key/resolve-key.http.controller.js';
@@ -53,7 +53,7 @@ export class LedgerModule implements OnModuleDestroy {
             LedgerEngine.start({
               kafka,
               namespace: config.topicNamespace,
-              projection: new LedgerProjection(dataSource, config.database.schema, topicName('ledger', config.topicNamespace)),
+              projection: new ProjectionWriter(dataSource, LEDGER_PROJECTION, config.database.schema, topicName('ledger', config.topicNamespace)),
               decisionDeadlineMs: options.decisionDeadlineMs,
               log: (level, message, extra) => {
                 const line = extra ? `${message} ${JSON.stringify(extra)}` : message;

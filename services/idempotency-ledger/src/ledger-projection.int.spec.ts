@@ -5,7 +5,8 @@ import { Partitioners } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
 import { DataSource } from 'typeorm';
-import { compareProjections, rebuildProjection } from './projection/rebuild-projection.js';
+import { compareProjections, rebuildProjection } from '@gatehouse/service-runtime';
+import { LEDGER_PROJECTION } from './projection/ledger-projection.js';
 import { type LedgerApp, startLedgerApp } from './testing/ledger-app.js';
 import { createTestDatabase, type TestDatabase } from './testing/test-database.js';
 
@@ -110,11 +111,11 @@ describe('the PostgreSQL projection', () => {
     await settled(apps);
 
     const rebuilt = `ledger_rebuilt_${schemaCount}`;
-    const report = await rebuildProjection({ kafka, namespace, database: { url: database.url }, schema: rebuilt });
+    const report = await rebuildProjection(LEDGER_PROJECTION, { kafka, namespace, database: { url: database.url }, schema: rebuilt });
     expect(report.unapplied).toBe(1);
-    const comparison = await compareProjections(sql.manager, { liveSchema: live, rebuiltSchema: rebuilt, namespace });
+    const comparison = await compareProjections(LEDGER_PROJECTION, sql.manager, { liveSchema: live, rebuiltSchema: rebuilt, namespace });
     expect(comparison.differences).toEqual([]);
-    expect(comparison).toMatchObject({ equal: true, sameOffsets: true, rows: { keys: 22, budgets: 2, unappliedRecords: 1 } });
+    expect(comparison).toMatchObject({ equal: true, sameOffsets: true, rows: { keys: 22, budgets: 2, unapplied_records: 1 } });
     const statuses: { status: string; n: string }[] = await sql.query(`SELECT status, count(*) AS n FROM ${live}.keys GROUP BY status ORDER BY status`);
     expect(statuses.map((s) => [s.status, Number(s.n)])).toEqual([
       ['ambiguous', 1],
@@ -124,7 +125,7 @@ describe('the PostgreSQL projection', () => {
 
     // The comparison notices a row that drifted.
     await sql.query(`UPDATE ${live}.keys SET holder = 'someone-else' WHERE key = (SELECT key FROM ${live}.keys WHERE status = 'pending' LIMIT 1)`);
-    const drifted = await compareProjections(sql.manager, { liveSchema: live, rebuiltSchema: rebuilt, namespace });
+    const drifted = await compareProjections(LEDGER_PROJECTION, sql.manager, { liveSchema: live, rebuiltSchema: rebuilt, namespace });
     expect(drifted.equal).toBe(false);
     expect(drifted.differences).toEqual([{ table: 'keys', id: expect.any(String), issue: 'different' }]);
   });
@@ -137,7 +138,7 @@ describe('the PostgreSQL projection', () => {
     await exercise([first]);
     await settled([first]);
     const rebuilt = `ledger_rebuilt_${schemaCount}`;
-    await rebuildProjection({ kafka, namespace, database: { url: database.url }, schema: rebuilt });
+    await rebuildProjection(LEDGER_PROJECTION, { kafka, namespace, database: { url: database.url }, schema: rebuilt });
     running.splice(running.indexOf(first), 1);
     await first.close();
 
@@ -145,7 +146,7 @@ describe('the PostgreSQL projection', () => {
     await sql.query(`DELETE FROM ${live}.projection_offsets`);
     const second = await boot(namespace, live);
     expect(second.engine.status().projectedOffsets).toEqual(second.engine.status().appliedOffsets);
-    const comparison = await compareProjections(sql.manager, { liveSchema: live, rebuiltSchema: rebuilt, namespace });
+    const comparison = await compareProjections(LEDGER_PROJECTION, sql.manager, { liveSchema: live, rebuiltSchema: rebuilt, namespace });
     expect(comparison.differences).toEqual([]);
     expect(comparison.equal).toBe(true);
     expect(comparison.rows.keys).toBeGreaterThan(0);

@@ -1,10 +1,10 @@
 import { createEvent, LedgerKeyFailedV1 } from '@gatehouse/contracts';
-import { FoldEngine, type FoldLog, type FoldStatus } from '@gatehouse/kafka';
-import { applyLedgerEvent, type BudgetState, createLedgerState, type KeyState, type LedgerEvent, type LedgerState, type Verdict } from '@gatehouse/ledger';
+import { FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
+import { type BudgetState, type KeyState, type LedgerEvent, type LedgerState, type Verdict } from '@gatehouse/ledger';
 import { type Kafka } from 'kafkajs';
 import { LedgerError } from '../errors.js';
 import { ledgerMeta } from '../ledger-events.js';
-import { type LedgerProjection } from '../projection/ledger-projection.js';
+import { LEDGER_PROJECTION } from '../projection/ledger-projection.js';
 import { type LedgerPort } from './ledger-port.js';
 
 /** A structured log line; never carries request or record values. */
@@ -15,7 +15,7 @@ export interface LedgerEngineOptions {
   /** Topic namespace (GATEHOUSE_TOPIC_NAMESPACE). */
   readonly namespace?: string | undefined;
   /** The PostgreSQL projection kept by the same pass; answers wait for it to commit. */
-  readonly projection?: LedgerProjection | undefined;
+  readonly projection?: FoldProjection<'ledger', LedgerState> | undefined;
   /** How long a writer waits for its own verdict (append included), ms. Default 5,000. */
   readonly decisionDeadlineMs?: number;
   /** Most verdicts kept for writers at once. Default 10,000. */
@@ -51,7 +51,7 @@ export class LedgerEngine implements LedgerPort {
     ledger.engine = await FoldEngine.start({
       ...options,
       topicId: 'ledger',
-      fold: { create: createLedgerState, apply: applyLedgerEvent },
+      fold: LEDGER_PROJECTION.fold,
       unavailable: (reason, cause) => new LedgerError('LEDGER.UNAVAILABLE', { reason }, cause),
       onAbandoned: (event, verdict) => ledger.release(event, verdict),
     });

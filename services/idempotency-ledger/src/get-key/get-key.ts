@@ -1,9 +1,9 @@
 import { type JsonValue } from '@gatehouse/contracts';
+import { schemaIdent } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { z } from 'zod';
 import { ok, type Outcome, refused } from '../errors.js';
 import { LedgerKeyField } from '../http/request-fields.js';
-import { schemaIdent } from '../projection/ledger-projection.js';
 
 export const KeyParams = z.object({ key: LedgerKeyField });
 

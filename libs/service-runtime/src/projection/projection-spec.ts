@@ -1,0 +1,46 @@
+import { type TopicId } from '@gatehouse/contracts';
+import { type DecodedRecord, type Fold } from '@gatehouse/kafka';
+import { type EntityManager } from 'typeorm';
+import { type MigrationClass } from '../database.js';
+
+/** Where a row was last touched: rows are written only past the stored offsets. */
+export interface Touch {
+  readonly partition: number;
+  readonly offset: bigint;
+}
+
+/** One table of a projection: a row per key, each the fold's state after the last record that touched it. */
+export interface ProjectedTable<T extends TopicId, S> {
+  /** Table name inside the service's schema (a lower-case identifier). */
+  readonly table: string;
+  /** SQL naming a row's primary key over the table alias `t`, as text (compared across schemas). */
+  readonly idSql: string;
+  /** The keys of this table `record` touches. */
+  touched(record: DecodedRecord<T>): readonly string[];
+  /** The row for `key` as `state` has it now; undefined: the row must not exist. */
+  row(state: S, key: string, touch: Touch): object | undefined;
+  /** Inserts or replaces `rows` (the values `row` made). */
+  upsert(manager: EntityManager, schemaSql: string, rows: readonly object[]): Promise<void>;
+  /** Deletes the rows of `keys`; without it, a key with no row is left alone. */
+  remove?(manager: EntityManager, schemaSql: string, keys: readonly string[]): Promise<void>;
+}
+
+/**
+ * Everything a service's PostgreSQL projection of one topic is: the fold, the tables it writes,
+ * and the migrations that make them. The service, its rebuild and its replay CLI share it.
+ * Every projection also has `projection_offsets` and `unapplied_records` in its schema.
+ */
+export interface ProjectionSpec<T extends TopicId, S, V> {
+  /** The projection's name in `projection_offsets`. */
+  readonly name: string;
+  readonly topicId: T;
+  readonly fold: Fold<T, S, V>;
+  readonly tables: readonly ProjectedTable<T, S>[];
+  readonly migrations: readonly MigrationClass[];
+}
+
+/** A checked schema name, quoted, safe to put in SQL. */
+export function schemaIdent(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new TypeError('schema names are lower-case identifiers');
+  return `"${schema}"`;
+}

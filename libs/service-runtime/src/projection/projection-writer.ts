@@ -1,0 +1,110 @@
+import { type TopicId } from '@gatehouse/contracts';
+import { type DecodedRecord, type FoldProjection, type PoisonRecord } from '@gatehouse/kafka';
+import { type DataSource, type EntityManager } from 'typeorm';
+import { ProjectionOffsets } from '../database.js';
+import { type ProjectionSpec, schemaIdent, type Touch } from './projection-spec.js';
+
+const WRITE_TIMEOUT = '10s';
+
+/**
+ * Keeps a service's PostgreSQL projection of its fold. The fold marks what each record touched;
+ * `flush` writes those rows (the fold's state now) together with the offsets they are valid for,
+ * in one transaction. Rows touched below the stored offsets are skipped, so replaying a record
+ * twice, or two replicas writing the same schema, changes nothing.
+ */
+export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T, S> {
+  private touched: Map<string, Touch>[];
+  private unapplied = new Map<string, PoisonRecord>();
+  private readonly offsets: ProjectionOffsets;
+  private readonly schemaSql: string;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly spec: ProjectionSpec<T, S, unknown>,
+    readonly schema: string,
+    /** The topic's full name (namespace included). */
+    private readonly topic: string,
+  ) {
+    this.schemaSql = schemaIdent(schema);
+    this.offsets = new ProjectionOffsets(schema, spec.name);
+    this.touched = spec.tables.map(() => new Map());
+  }
+
+  /** Notes the rows `record` is about; they are written at the next flush. */
+  touch(record: DecodedRecord<T>): void {
+    const at = { partition: record.partition, offset: BigInt(record.offset) };
+    this.spec.tables.forEach((table, i) => {
+      for (const key of table.touched(record)) this.touched[i]?.set(key, at);
+    });
+  }
+
+  /** Notes a record the fold could not apply (it failed its contract); it is kept with its reason. */
+  unappliable(poison: PoisonRecord): void {
+    this.unapplied.set(`${poison.partition}/${poison.offset}`, poison);
+  }
+
+  /** Rows waiting for the next flush. */
+  pending(): number {
+    return this.touched.reduce((n, m) => n + m.size, 0) + this.unapplied.size;
+  }
+
+  /** The next offsets the stored projection is valid up to (empty: nothing stored). */
+  storedOffsets(manager: EntityManager = this.dataSource.manager): Promise<Record<number, string>> {
+    return this.offsets.load(manager, this.topic);
+  }
+
+  /**
+   * Writes every touched row as `state` has it now, and `through` (per partition, the next
+   * offset `state` has applied) as the projection's offsets, in one transaction. The rows are
+   * read from `state` before the first await. On failure nothing is written and the touched
+   * rows are kept for the next flush.
+   */
+  async flush(state: S, through: ReadonlyMap<number, bigint>): Promise<void> {
+    const touched = this.touched;
+    const unapplied = this.unapplied;
+    this.touched = this.spec.tables.map(() => new Map());
+    this.unapplied = new Map();
+    const rows = this.spec.tables.map((table, i) => [...(touched[i] ?? new Map<string, Touch>())].map(([key, touch]) => ({ key, touch, row: table.row(state, key, touch) })));
+    const positions = [...through];
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        // A stuck lock becomes a failed write that is retried, never a flush that hangs.
+        await manager.query(`SET LOCAL lock_timeout = '${WRITE_TIMEOUT}'`);
+        await manager.query(`SET LOCAL statement_timeout = '${WRITE_TIMEOUT}'`);
+        // Replicas sharing the schema take turns; each skips what another already wrote.
+        await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.schema}/${this.spec.name}/${this.topic}`]);
+        const stored = await this.offsets.load(manager, this.topic);
+        const fresh = (touch: Touch) => touch.offset >= BigInt(stored[touch.partition] ?? '0');
+        for (const [i, table] of this.spec.tables.entries()) {
+          const current = (rows[i] ?? []).filter((r) => fresh(r.touch));
+          const upserts = current.flatMap((r) => (r.row === undefined ? [] : [r.row]));
+          const deletes = current.filter((r) => r.row === undefined).map((r) => r.key);
+          if (upserts.length > 0) await table.upsert(manager, this.schemaSql, upserts);
+          if (deletes.length > 0 && table.remove) await table.remove(manager, this.schemaSql, deletes);
+        }
+        const poison = [...unapplied.values()].filter((p) => fresh({ partition: p.partition, offset: BigInt(p.offset) }));
+        if (poison.length > 0) await this.insertUnapplied(manager, poison);
+        for (const [partition, next] of positions) await this.offsets.save(manager, this.topic, partition, next.toString());
+      });
+    } catch (error) {
+      // Keep what was touched; a newer touch of the same row wins.
+      touched.forEach((map, i) => {
+        const now = this.touched[i];
+        if (now) for (const [key, touch] of map) if (!now.has(key)) now.set(key, touch);
+      });
+      for (const [id, poison] of unapplied) if (!this.unapplied.has(id)) this.unapplied.set(id, poison);
+      throw error;
+    }
+  }
+
+  private async insertUnapplied(manager: EntityManager, poison: PoisonRecord[]): Promise<void> {
+    const rows = poison.map((p) => ({ topic: this.topic, partition: p.partition, offset: p.offset, code: p.code, reason: p.reason }));
+    await manager.query(
+      `INSERT INTO ${this.schemaSql}.unapplied_records (topic, partition, "offset", code, reason)
+       SELECT r.topic, r.partition, r."offset", r.code, r.reason
+         FROM jsonb_to_recordset($1::jsonb) AS r(topic text, partition integer, "offset" bigint, code text, reason text)
+       ON CONFLICT DO NOTHING`,
+      [JSON.stringify(rows)],
+    );
+  }
+}

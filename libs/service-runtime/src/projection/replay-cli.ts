@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { GatehouseError, topicName, type TopicId } from '@gatehouse/contracts';
+import { createKafkaClient } from '@gatehouse/kafka';
+import { DataSource } from 'typeorm';
+import { ENV, serviceConfigFromEnv } from '../config.js';
+import { ProjectionOffsets } from '../database.js';
+import { type ServiceDescriptor } from '../services.js';
+import { type ProjectionSpec } from './projection-spec.js';
+import { compareProjections, type ProjectionComparison, rebuildProjection } from './rebuild.js';
+
+const ATTEMPTS = 5;
+const CATCH_UP_MS = 15_000;
+
+function behind(live: Record<number, string>, rebuilt: Record<number, string>): boolean {
+  return Object.entries(rebuilt).some(([p, o]) => BigInt(live[Number(p)] ?? '0') < BigInt(o));
+}
+
+export interface ReplayCliOptions {
+  readonly argv: readonly string[];
+  /** Where each result line (one JSON object) goes. */
+  readonly print: (line: Record<string, unknown>) => void;
+  /** The service's environment (GATEHOUSE_DATABASE_URL, GATEHOUSE_TOPIC_NAMESPACE, ...). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * `replay [--compare] [--schema <name>]`: rebuilds a service's projection by replaying its topic
+ * from offset 0 into a separate schema and, with --compare, says whether it equals the live one.
+ * Resolves to the exit status: 0 rebuilt (and equal), 1 not equal; throws GatehouseError on misuse.
+ */
+export async function runReplayCli<T extends TopicId, S, V>(service: ServiceDescriptor, spec: ProjectionSpec<T, S, V>, options: ReplayCliOptions): Promise<number> {
+  const prefix = spec.name.toUpperCase().replace(/[^A-Z]/g, '_');
+  let values: { compare: boolean; schema: string };
+  try {
+    ({ values } = parseArgs({
+      args: [...options.argv],
+      options: { compare: { type: 'boolean', default: false }, schema: { type: 'string', default: `${service.schema}_replay` } },
+      strict: true,
+    }));
+  } catch {
+    throw new GatehouseError(`${prefix}.REPLAY_USAGE`, 'usage: replay [--compare] [--schema <name>]', { category: 'validation' });
+  }
+  const env = options.env ?? process.env;
+  const config = serviceConfigFromEnv(service, env);
+  const target = values.schema;
+  if (target === config.database.schema) {
+    throw new GatehouseError(`${prefix}.REPLAY_TARGET_IS_LIVE`, 'refusing to rebuild into the live schema: stop the service, empty its projection tables and start it (it replays on start)', {
+      category: 'validation',
+    });
+  }
+  const passwordFile = env[ENV.databasePasswordFile];
+  const kafka = createKafkaClient(config.kafka);
+  const database = { url: config.database.url, passwordFile };
+  const topic = topicName(spec.topicId, config.topicNamespace);
+
+  let live: DataSource | undefined;
+  try {
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
+      const report = await rebuildProjection(spec, { kafka, namespace: config.topicNamespace, database, schema: target });
+      if (!values.compare) {
+        options.print({ rebuilt: target, records: report.records, unapplied: report.unapplied, nextOffsets: report.nextOffsets });
+        return 0;
+      }
+      if (!live) {
+        const password = passwordFile ? readFileSync(passwordFile, 'utf8').trim() : undefined;
+        live = new DataSource({ type: 'postgres', url: config.database.url, ...(password === undefined ? {} : { password }), logging: ['error'] });
+        await live.initialize();
+      }
+      // The live projection commits per batch: give it a moment to reach the rebuilt offsets.
+      const offsets = new ProjectionOffsets(config.database.schema, spec.name);
+      const deadline = Date.now() + CATCH_UP_MS;
+      while (behind(await offsets.load(live.manager, topic), report.nextOffsets) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const comparison: ProjectionComparison = await compareProjections(spec, live.manager, { liveSchema: config.database.schema, rebuiltSchema: target, namespace: config.topicNamespace });
+      if (!comparison.sameOffsets && attempt < ATTEMPTS) continue; // the live one moved on: rebuild to its new end
+      const counts = Object.entries(comparison.rows).map(([table, n]) => `${n} ${table}`).join(', ');
+      options.print({
+        equal: comparison.equal,
+        summary: comparison.equal
+          ? `the projection rebuilt by replay equals the live one (${counts})`
+          : comparison.sameOffsets
+            ? `the projection rebuilt by replay differs from the live one in ${comparison.differences.length} row(s)`
+            : 'the live projection kept moving; compare again when writes pause',
+        live: config.database.schema,
+        rebuilt: target,
+        records: report.records,
+        liveOffsets: comparison.liveOffsets,
+        rebuiltOffsets: comparison.rebuiltOffsets,
+        rows: comparison.rows,
+        // Rows of projections at different offsets differ by design: list them only when comparable.
+        differences: comparison.sameOffsets ? comparison.differences.slice(0, 50) : [],
+      });
+      return comparison.equal ? 0 : 1;
+    }
+    return 1;
+  } finally {
+    await live?.destroy();
+  }
+}
+
+/** Runs `runReplayCli` as a process's main: prints lines to stdout, a coded error to stderr, sets the exit code (2 on failure). */
+export async function replayCliMain<T extends TopicId, S, V>(service: ServiceDescriptor, spec: ProjectionSpec<T, S, V>, argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  const prefix = spec.name.toUpperCase().replace(/[^A-Z]/g, '_');
+  try {
+    process.exitCode = await runReplayCli(service, spec, { argv, print: (line) => process.stdout.write(`${JSON.stringify(line)}\n`) });
+  } catch (error) {
+    const code = error instanceof GatehouseError ? error.code : `${prefix}.REPLAY_FAILED`;
+    const message = error instanceof GatehouseError ? error.message : 'replay failed';
+    process.stderr.write(`${JSON.stringify({ level: 'error', code, message })}\n`);
+    process.exitCode = 2;
+  }
+}
