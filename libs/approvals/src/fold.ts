@@ -23,6 +23,12 @@ function settle(state: ApprovalsState, next: Approval): void {
   state.approvals.set(next.approvalId, Object.freeze(next));
 }
 
+/** What a settled approval keeps of its request. */
+function pendingBase(approval: Approval) {
+  const { approvalId, request, requestedAt, deadline, requestEventId, correlationId } = approval;
+  return { approvalId, request, requestedAt, deadline, requestEventId, ...(correlationId !== undefined && { correlationId }) };
+}
+
 /** Why a terminal approval refuses any further decision or expiry. */
 function terminalReason(approval: Approval): RejectionReason | undefined {
   switch (approval.status) {
@@ -72,7 +78,15 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
       if (state.approvals.has(p.approvalId)) return duplicate;
       // An id not derived from its scope could squat on another call's approval.
       if (approvalIdForScope(p.scope) !== p.approvalId) return reject('scope-mismatch');
-      settle(state, { status: 'pending', approvalId: p.approvalId, request: p, requestedAt: logTime, deadline: Date.parse(p.deadline) });
+      settle(state, {
+        status: 'pending',
+        approvalId: p.approvalId,
+        request: p,
+        requestedAt: logTime,
+        deadline: Date.parse(p.deadline),
+        requestEventId: event.id,
+        ...(event.correlationId !== undefined && { correlationId: event.correlationId }),
+      });
       return accepted;
     }
     case 'ApprovalDecided': {
@@ -81,14 +95,13 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
       if (!current) return reject('unknown-approval');
       const terminal = terminalReason(current);
       if (terminal) return reject(terminal);
-      const { approvalId, request, requestedAt, deadline } = current;
-      const base = { approvalId, request, requestedAt, deadline };
+      const base = pendingBase(current);
       if (isPastDeadline(current, logTime)) {
         // The log shows the deadline passed while pending: the approval is expired, whoever decides.
         settle(state, { ...base, status: 'expired', expiredAt: logTime, cause: 'late-decision' });
         return reject('past-deadline');
       }
-      if (p.reviewer.id === request.requester.id) return reject('self-approval');
+      if (p.reviewer.id === current.request.requester.id) return reject('self-approval');
       const decision = { reviewer: p.reviewer, decidedAt: logTime, ...(p.comment !== undefined && { comment: p.comment }) };
       switch (p.verdict) {
         case 'approve':
@@ -115,7 +128,7 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
       if (terminal) return reject(terminal);
       // The request's own deadline is the one that counts, not the one the expirer copied.
       if (!isPastDeadline(current, logTime)) return reject('not-yet-due');
-      settle(state, { approvalId: current.approvalId, request: current.request, requestedAt: current.requestedAt, deadline: current.deadline, status: 'expired', expiredAt: logTime, cause: 'expiry-event' });
+      settle(state, { ...pendingBase(current), status: 'expired', expiredAt: logTime, cause: 'expiry-event' });
       return accepted;
     }
     case 'ApprovalCancelled': {
@@ -126,7 +139,7 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
       if (terminal) return reject(terminal);
       // Only the one who asked (or the system acting for it) may withdraw a request.
       if (p.by.kind !== 'system' && p.by.id !== current.request.requester.id) return reject('not-requester');
-      settle(state, { approvalId: current.approvalId, request: current.request, requestedAt: current.requestedAt, deadline: current.deadline, status: 'cancelled', cancelledBy: p.by, cancelledAt: logTime });
+      settle(state, { ...pendingBase(current), status: 'cancelled', cancelledBy: p.by, cancelledAt: logTime });
       return accepted;
     }
     default: {

@@ -10,6 +10,9 @@ interface ApprovalBase {
   readonly requestedAt: number;
   /** The request's deadline (ms); a decision logged after it does not count. */
   readonly deadline: number;
+  /** The request event's id and correlation id: decisions about it carry them on, so the trail joins up. */
+  readonly requestEventId: string;
+  readonly correlationId?: string;
 }
 
 interface Decision {
