@@ -20,7 +20,7 @@ export default tseslint.config(
           depConstraints: [
             { sourceTag: 'scope:contracts', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib'] },
-            { sourceTag: 'scope:service-lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib'] },
+            { sourceTag: 'scope:service-lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib', 'scope:service-lib'] },
             {
               sourceTag: 'scope:service',
               onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib', 'scope:service-lib'],

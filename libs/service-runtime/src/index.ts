@@ -11,3 +11,4 @@ export { type ProjectedTable, type ProjectionSpec, schemaIdent, type Touch } fro
 export { ProjectionWriter } from './projection/projection-writer.js';
 export { compareProjections, type ProjectionComparison, type ProjectionDifference, rebuildProjection, type RebuildOptions, type RebuildReport } from './projection/rebuild.js';
 export { replayCliMain, runReplayCli, type ReplayCliOptions } from './projection/replay-cli.js';
+export { nestFoldLog } from './fold-log.js';

@@ -1,13 +1,54 @@
-import { type DynamicModule, Module } from '@nestjs/common';
-import { CreateProjectionOffsets1764489600000, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { topicName } from '@gatehouse/contracts';
+import { APPROVAL_MIGRATIONS, APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { type Kafka } from 'kafkajs';
+import { type DataSource } from 'typeorm';
+import { type ApprovalOptions, approvalOptionsFromEnv } from './approval-config.js';
+import { ApprovalEventsController } from './approval-events/approval-events.http.controller.js';
+import { ApprovalStatusController } from './approval-status.http.controller.js';
+import { DecideApprovalController } from './decide-approval/decide-approval.http.controller.js';
+import { ApprovalEngine } from './engine/approval-engine.js';
+import { GetApprovalController } from './get-approval/get-approval.http.controller.js';
+import { ApprovalExceptionFilter } from './http/approval-exception.filter.js';
+import { ListApprovalsController } from './list-approvals/list-approvals.http.controller.js';
+import { OpenApiController } from './openapi/openapi.http.controller.js';
+import { APPROVAL_ENGINE, APPROVAL_OPTIONS } from './tokens.js';
 
-/** Reviewer REST API and web inbox over the approvals topic. */
+/** Reviewer REST API, event stream and web inbox over the approvals topic. */
 @Module({})
-export class ApprovalModule {
-  static forRoot(config: ServiceConfig): DynamicModule {
+export class ApprovalModule implements OnModuleDestroy {
+  constructor(@Inject(APPROVAL_ENGINE) private readonly engine: ApprovalEngine) {}
+
+  static forRoot(config: ServiceConfig, options: ApprovalOptions = approvalOptionsFromEnv()): DynamicModule {
     return {
       module: ApprovalModule,
-      imports: [ServiceRuntimeModule.forRoot({ config, migrations: [CreateProjectionOffsets1764489600000] })],
+      imports: [ServiceRuntimeModule.forRoot({ config, migrations: APPROVAL_MIGRATIONS })],
+      controllers: [ListApprovalsController, ApprovalEventsController, ApprovalStatusController, GetApprovalController, DecideApprovalController, OpenApiController],
+      providers: [
+        { provide: APPROVAL_OPTIONS, useValue: options },
+        {
+          provide: APPROVAL_ENGINE,
+          // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
+          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE],
+          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource) =>
+            ApprovalEngine.start({
+              kafka,
+              namespace: config.topicNamespace,
+              projection: new ProjectionWriter(dataSource, APPROVAL_PROJECTION, config.database.schema, topicName('approvals', config.topicNamespace)),
+              decisionDeadlineMs: options.decisionDeadlineMs,
+              expirySweepMs: options.expirySweepMs,
+              log: nestFoldLog('approval'),
+            }),
+        },
+        { provide: APP_FILTER, useClass: ApprovalExceptionFilter },
+      ],
     };
+  }
+
+  /** Before the runtime closes the database and the Kafka admin: stop tailing, answer waiting reviewers. */
+  async onModuleDestroy(): Promise<void> {
+    await this.engine.stop();
   }
 }

@@ -1,7 +1,7 @@
-import { type DynamicModule, Inject, Logger, Module, type OnModuleDestroy } from '@nestjs/common';
+import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { CompleteKeyController } from './complete-key/complete-key.http.controller.js';
@@ -27,7 +27,6 @@ export class LedgerModule implements OnModuleDestroy {
   constructor(@Inject(LEDGER_ENGINE) private readonly engine: LedgerEngine) {}
 
   static forRoot(config: ServiceConfig, options: LedgerOptions = ledgerOptionsFromEnv()): DynamicModule {
-    const log = new Logger('ledger');
     return {
       module: LedgerModule,
       imports: [ServiceRuntimeModule.forRoot({ config, migrations: LEDGER_MIGRATIONS })],
@@ -55,12 +54,7 @@ export class LedgerModule implements OnModuleDestroy {
               namespace: config.topicNamespace,
               projection: new ProjectionWriter(dataSource, LEDGER_PROJECTION, config.database.schema, topicName('ledger', config.topicNamespace)),
               decisionDeadlineMs: options.decisionDeadlineMs,
-              log: (level, message, extra) => {
-                const line = extra ? `${message} ${JSON.stringify(extra)}` : message;
-                if (level === 'error') log.error(line);
-                else if (level === 'warn') log.warn(line);
-                else log.log(line);
-              },
+              log: nestFoldLog('ledger'),
             }),
         },
         { provide: APP_FILTER, useClass: LedgerExceptionFilter },

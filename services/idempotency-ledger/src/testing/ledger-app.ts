@@ -2,6 +2,9 @@ import 'reflect-metadata';
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
+import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
+
+export type { HttpAnswer } from '@gatehouse/service-runtime/testing';
 import { LedgerModule } from '../app.module.js';
 import { type LedgerEngine } from '../engine/ledger-engine.js';
 import { type LedgerOptions, parseOperatorTokens } from '../ledger-config.js';
@@ -17,32 +20,11 @@ export interface LedgerAppOptions {
   readonly decisionDeadlineMs?: number;
 }
 
-export interface HttpAnswer<T = Record<string, unknown>> {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly body: T;
-  readonly text: string;
-}
-
 /** A ledger service booted in-process on a random port, spoken to over real HTTP. */
-export interface LedgerApp {
+export interface LedgerApp extends HttpClient {
   readonly app: INestApplication;
-  readonly baseUrl: string;
   readonly engine: LedgerEngine;
-  post<T = Record<string, unknown>>(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpAnswer<T>>;
-  get<T = Record<string, unknown>>(path: string): Promise<HttpAnswer<T>>;
   close(): Promise<void>;
-}
-
-async function read<T>(response: Response): Promise<HttpAnswer<T>> {
-  const text = await response.text();
-  let body: unknown = undefined;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, headers: response.headers, body: body as T, text };
 }
 
 /** Boots the ledger service's Nest module against `namespace` and the given database/schema. */
@@ -58,17 +40,7 @@ export async function startLedgerApp(options: LedgerAppOptions): Promise<LedgerA
     decisionDeadlineMs: options.decisionDeadlineMs ?? 5_000,
   };
   const app = await NestFactory.create(LedgerModule.forRoot(config, ledgerOptions), { logger: ['error'], abortOnError: false });
-  await app.listen(0, '127.0.0.1');
-  const address = app.getHttpServer().address() as { port: number };
-  const baseUrl = `http://127.0.0.1:${address.port}`;
+  const client = httpClient(await listenOnLoopback(app));
   const engine = app.get<LedgerEngine>(LEDGER_ENGINE);
-  return {
-    app,
-    baseUrl,
-    engine,
-    post: async (path, body, headers = {}) =>
-      read(await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })),
-    get: async (path) => read(await fetch(`${baseUrl}${path}`)),
-    close: () => app.close(),
-  };
+  return { ...client, app, engine, close: () => app.close() };
 }

@@ -1,0 +1,123 @@
+import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, type HistoryEntry, type Verdict } from '@gatehouse/approvals';
+import { CreateProjectionOffsets1764489600000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
+import { type EntityManager } from 'typeorm';
+import { CreateApprovalProjection1764662400000 } from './approval-projection.migrations.js';
+
+/** The service's migrations, in order. */
+export const APPROVAL_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreateApprovalProjection1764662400000] as const;
+
+/** One history entry as stored (and served): times as ISO strings. */
+export interface StoredHistoryEntry {
+  readonly eventId: string;
+  readonly type: HistoryEntry['type'];
+  readonly at: string;
+  readonly verdict: HistoryEntry['verdict'];
+  readonly actor?: HistoryEntry['actor'];
+  readonly decision?: HistoryEntry['decision'];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function storedHistory(entries: readonly HistoryEntry[]): StoredHistoryEntry[] {
+  return entries.map((h) => ({
+    eventId: h.eventId,
+    type: h.type,
+    at: iso(h.logTime),
+    verdict: h.verdict,
+    ...(h.actor !== undefined && { actor: h.actor }),
+    ...(h.decision !== undefined && { decision: h.decision }),
+  }));
+}
+
+function settlement(approval: Approval) {
+  switch (approval.status) {
+    case 'pending':
+      return { settled_at: null, settled_by: null, comment: null, edited_arguments: null, expiry_cause: null };
+    case 'approved':
+    case 'denied':
+      return { settled_at: approval.decidedAt, settled_by: approval.reviewer, comment: approval.comment ?? null, edited_arguments: null, expiry_cause: null };
+    case 'approved-with-edits':
+      return { settled_at: approval.decidedAt, settled_by: approval.reviewer, comment: approval.comment ?? null, edited_arguments: { v: approval.editedArguments }, expiry_cause: null };
+    case 'expired':
+      return { settled_at: approval.expiredAt, settled_by: null, comment: null, edited_arguments: null, expiry_cause: approval.cause };
+    case 'cancelled':
+      return { settled_at: approval.cancelledAt, settled_by: approval.cancelledBy, comment: null, edited_arguments: null, expiry_cause: null };
+    default: {
+      const exhaustive: never = approval;
+      return exhaustive;
+    }
+  }
+}
+
+function approvalRow(state: ApprovalsState, approval: Approval, touch: Touch) {
+  const { request } = approval;
+  return {
+    approval_id: approval.approvalId,
+    status: approval.status,
+    tenant: request.scope.tenant,
+    connector_id: request.scope.connectorId,
+    execution_id: request.scope.executionId,
+    arguments_hash: request.scope.argumentsHash,
+    requester_id: request.requester.id,
+    requester: request.requester,
+    reason: request.reason,
+    arguments: { v: request.arguments },
+    redacted_paths: request.redactedPaths,
+    input_schema: request.inputSchema ?? null,
+    tool_description: request.toolDescription ?? null,
+    dry_run_preview: request.dryRunPreview === undefined ? null : { v: request.dryRunPreview },
+    requested_at: approval.requestedAt,
+    deadline: approval.deadline,
+    ...settlement(approval),
+    history: storedHistory(state.history.get(approval.approvalId) ?? []),
+    partition: touch.partition,
+    last_offset: touch.offset.toString(),
+  };
+}
+
+async function upsertApprovals(manager: EntityManager, schemaSql: string, rows: readonly object[]): Promise<void> {
+  await manager.query(
+    `INSERT INTO ${schemaSql}.approvals
+       (approval_id, status, tenant, connector_id, execution_id, arguments_hash, requester_id, requester, reason, arguments,
+        redacted_paths, input_schema, tool_description, dry_run_preview, requested_at, deadline, settled_at, settled_by,
+        comment, edited_arguments, expiry_cause, history, partition, last_offset, updated_at)
+     SELECT r.approval_id, r.status, r.tenant, r.connector_id, r.execution_id, r.arguments_hash, r.requester_id, r.requester,
+            r.reason, r.arguments -> 'v', r.redacted_paths, r.input_schema, r.tool_description, r.dry_run_preview -> 'v',
+            to_timestamp(r.requested_at / 1000.0), to_timestamp(r.deadline / 1000.0), to_timestamp(r.settled_at / 1000.0),
+            r.settled_by, r.comment, r.edited_arguments -> 'v', r.expiry_cause, r.history, r.partition, r.last_offset, now()
+       FROM jsonb_to_recordset($1::jsonb) AS r(approval_id text, status text, tenant text, connector_id text, execution_id text,
+            arguments_hash text, requester_id text, requester jsonb, reason text, arguments jsonb, redacted_paths jsonb,
+            input_schema jsonb, tool_description text, dry_run_preview jsonb, requested_at bigint, deadline bigint,
+            settled_at bigint, settled_by jsonb, comment text, edited_arguments jsonb, expiry_cause text, history jsonb,
+            partition integer, last_offset bigint)
+     ON CONFLICT (approval_id) DO UPDATE SET
+       status = EXCLUDED.status, settled_at = EXCLUDED.settled_at, settled_by = EXCLUDED.settled_by, comment = EXCLUDED.comment,
+       edited_arguments = EXCLUDED.edited_arguments, expiry_cause = EXCLUDED.expiry_cause, history = EXCLUDED.history,
+       partition = EXCLUDED.partition, last_offset = EXCLUDED.last_offset, updated_at = now()`,
+    [JSON.stringify(rows)],
+  );
+}
+
+/**
+ * The approval service's projection of `gatehouse.approvals.v1`: a row per requested approval,
+ * written by the same fold the guard and the replay tool run. Events about an id that was never
+ * requested stay in the fold's history only (the fold rejects them as unknown).
+ */
+export const APPROVAL_PROJECTION: ProjectionSpec<'approvals', ApprovalsState, Verdict> = {
+  name: 'approvals',
+  topicId: 'approvals',
+  fold: { create: createApprovalsState, apply: applyApprovalEvent },
+  migrations: APPROVAL_MIGRATIONS,
+  tables: [
+    {
+      table: 'approvals',
+      idSql: 'approval_id',
+      touched: ({ event }) => [event.payload.approvalId],
+      row: (state, approvalId, touch) => {
+        const approval = state.approvals.get(approvalId);
+        return approval === undefined ? undefined : approvalRow(state, approval, touch);
+      },
+      upsert: upsertApprovals,
+    },
+  ],
+};

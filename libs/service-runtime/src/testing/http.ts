@@ -1,0 +1,43 @@
+import { type INestApplication } from '@nestjs/common';
+
+/** An HTTP answer as tests read it: status, headers, the parsed JSON body (if any) and the raw text. */
+export interface HttpAnswer<T = Record<string, unknown>> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: T;
+  readonly text: string;
+}
+
+export async function readAnswer<T>(response: Response): Promise<HttpAnswer<T>> {
+  const text = await response.text();
+  let body: unknown = undefined;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: body as T, text };
+}
+
+/** A JSON client of one base URL, speaking real HTTP. */
+export interface HttpClient {
+  readonly baseUrl: string;
+  post<T = Record<string, unknown>>(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpAnswer<T>>;
+  get<T = Record<string, unknown>>(path: string, headers?: Record<string, string>): Promise<HttpAnswer<T>>;
+}
+
+export function httpClient(baseUrl: string): HttpClient {
+  return {
+    baseUrl,
+    post: async (path, body, headers = {}) =>
+      readAnswer(await fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })),
+    get: async (path, headers = {}) => readAnswer(await fetch(`${baseUrl}${path}`, { headers })),
+  };
+}
+
+/** Listens on a random loopback port and returns the app's base URL. */
+export async function listenOnLoopback(app: INestApplication): Promise<string> {
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  return `http://127.0.0.1:${address.port}`;
+}

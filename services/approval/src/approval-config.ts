@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { GatehouseError } from '@gatehouse/contracts';
+import { z } from 'zod';
+
+/** Environment variables of the approval service (besides the runtime's). */
+export const APPROVAL_ENV = {
+  /** JSON array of reviewers: `[{ id, role, apiKeySha256, tenants, connectors }]` (`*` allows all). */
+  reviewers: 'GATEHOUSE_APPROVAL_REVIEWERS',
+  /** A file holding the same JSON (mounted secrets); wins over the variable. */
+  reviewersFile: 'GATEHOUSE_APPROVAL_REVIEWERS_FILE',
+  /** HS256 secret (at least 32 bytes) for reviewer JWTs; without it only API keys are accepted. */
+  jwtSecretFile: 'GATEHOUSE_APPROVAL_JWT_SECRET_FILE',
+  /** Required `iss` and `aud` of reviewer JWTs, when set. */
+  jwtIssuer: 'GATEHOUSE_APPROVAL_JWT_ISSUER',
+  jwtAudience: 'GATEHOUSE_APPROVAL_JWT_AUDIENCE',
+  /** How often pending approvals past their deadline are expired, ms (default 1000). */
+  expirySweepMs: 'GATEHOUSE_APPROVAL_EXPIRY_SWEEP_MS',
+  /** How long a decision waits for its own event to be folded, ms (default 5000). */
+  decisionDeadlineMs: 'GATEHOUSE_APPROVAL_DECISION_DEADLINE_MS',
+} as const;
+
+/** Tenants or connectors a reviewer may decide for: a set, or every one. */
+export type Allowed = '*' | ReadonlySet<string>;
+
+/** A reviewer as configured: who they are and what they may decide. */
+export interface ReviewerGrant {
+  readonly id: string;
+  readonly role: string;
+  readonly tenants: Allowed;
+  readonly connectors: Allowed;
+}
+
+export interface ApiKeyReviewer extends ReviewerGrant {
+  /** sha-256 of the API key; the key itself is never configured or stored. */
+  readonly keyDigest: Buffer;
+}
+
+export interface ApprovalOptions {
+  readonly reviewers: readonly ApiKeyReviewer[];
+  readonly jwt?: { readonly secret: Buffer; readonly issuer?: string; readonly audience?: string };
+  readonly expirySweepMs: number;
+  readonly decisionDeadlineMs: number;
+}
+
+const Scope = z.union([z.literal('*'), z.array(z.string().min(1).max(256)).min(1)]);
+const ReviewerSchema = z.strictObject({
+  id: z.string().min(1).max(256),
+  role: z.string().min(1).max(128),
+  apiKeySha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be the hex sha-256 of the API key'),
+  tenants: Scope,
+  connectors: Scope,
+});
+
+export const allowed = (scope: '*' | readonly string[]): Allowed => (scope === '*' ? '*' : new Set(scope));
+
+/** Whether `allowedSet` admits `value`. */
+export function admits(allowedSet: Allowed, value: string): boolean {
+  return allowedSet === '*' || allowedSet.has(value);
+}
+
+/** The digest an API key is configured and compared by. */
+export function apiKeyDigest(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+function invalid(variable: string, expectation: string): GatehouseError {
+  return new GatehouseError('CONFIG.INVALID', `${variable} ${expectation}`, { category: 'validation', details: { variable } });
+}
+
+/** Parses the reviewer list; a bad entry is a typed error naming the variable and the field (never a key). */
+export function parseReviewers(json: string | undefined, variable: string = APPROVAL_ENV.reviewers): ApiKeyReviewer[] {
+  if (json === undefined || json.trim() === '') return [];
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw invalid(variable, 'must be a JSON array of reviewers');
+  }
+  const parsed = z.array(ReviewerSchema).safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw invalid(variable, `has an invalid reviewer field "${issue?.path.map(String).join('.') ?? ''}": ${issue?.message ?? 'invalid'}`);
+  }
+  const ids = new Set<string>();
+  return parsed.data.map((r) => {
+    if (ids.has(r.id)) throw invalid(variable, `lists reviewer "${r.id}" twice`);
+    ids.add(r.id);
+    return { id: r.id, role: r.role, tenants: allowed(r.tenants), connectors: allowed(r.connectors), keyDigest: Buffer.from(r.apiKeySha256, 'hex') };
+  });
+}
+
+function positiveInt(env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
+  const raw = env[variable];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid(variable, 'must be a positive integer (ms)');
+  return n;
+}
+
+/** Reads the service's own settings; no reviewer configured means every request is refused (401). */
+export function approvalOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ApprovalOptions {
+  const file = env[APPROVAL_ENV.reviewersFile];
+  const reviewers = file ? parseReviewers(readFileSync(file, 'utf8'), APPROVAL_ENV.reviewersFile) : parseReviewers(env[APPROVAL_ENV.reviewers]);
+  const secretFile = env[APPROVAL_ENV.jwtSecretFile];
+  let jwt: ApprovalOptions['jwt'];
+  if (secretFile) {
+    const secret = Buffer.from(readFileSync(secretFile, 'utf8').trim(), 'utf8');
+    if (secret.length < 32) throw invalid(APPROVAL_ENV.jwtSecretFile, 'must hold a secret of at least 32 bytes');
+    const issuer = env[APPROVAL_ENV.jwtIssuer];
+    const audience = env[APPROVAL_ENV.jwtAudience];
+    jwt = { secret, ...(issuer && { issuer }), ...(audience && { audience }) };
+  }
+  return {
+    reviewers,
+    ...(jwt && { jwt }),
+    expirySweepMs: positiveInt(env, APPROVAL_ENV.expirySweepMs, 1_000),
+    decisionDeadlineMs: positiveInt(env, APPROVAL_ENV.decisionDeadlineMs, 5_000),
+  };
+}

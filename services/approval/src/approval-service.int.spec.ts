@@ -1,0 +1,268 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHmac } from 'node:crypto';
+import { foldApprovals } from '@gatehouse/approvals';
+import { ApprovalCancelledV1, createEvent } from '@gatehouse/contracts';
+import { EventProducer, replayTopic } from '@gatehouse/kafka';
+import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
+import { type Kafka } from 'kafkajs';
+import { type ApprovalApp, type ApprovalAppOptions, bearer, startApprovalApp, testReviewer } from './testing/approval-app.js';
+import { testRequest, type TestRequestOptions } from './testing/requests.js';
+
+let kafka: Kafka;
+let database: TestDatabase;
+const running: ApprovalApp[] = [];
+const producers: EventProducer[] = [];
+let schemaCount = 0;
+
+const alice = testReviewer('user:alice');
+const bob = testReviewer('user:bob');
+const carol = testReviewer('user:carol', { tenants: ['globex'] });
+const dave = testReviewer('user:dave', { connectors: ['mail.send'] });
+// The agent that asks is also configured as a reviewer: it must still never decide its own request.
+const agent = testReviewer('agent:billing', { role: 'agent' });
+const REVIEWERS = [alice, bob, carol, dave, agent];
+
+beforeAll(async () => {
+  kafka = testKafka('approval-service-int-spec');
+  database = await createTestDatabase();
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((app) => app.close()));
+  await Promise.all(producers.splice(0).map((p) => p.close()));
+});
+
+afterAll(async () => {
+  await database.drop();
+});
+
+interface World {
+  readonly namespace: string;
+  readonly schema: string;
+  readonly producer: EventProducer;
+}
+
+async function world(): Promise<World> {
+  schemaCount += 1;
+  const namespace = await provisionedNamespace(kafka);
+  const producer = await EventProducer.connect(kafka, { namespace });
+  producers.push(producer);
+  return { namespace, schema: `approval_t${schemaCount}`, producer };
+}
+
+async function boot(w: World, options: Partial<ApprovalAppOptions> = {}): Promise<ApprovalApp> {
+  const app = await startApprovalApp({ namespace: w.namespace, schema: w.schema, databaseUrl: database.url, reviewers: REVIEWERS, ...options });
+  running.push(app);
+  return app;
+}
+
+/** Appends a request as a guard would, and waits until the app's projection lists it. */
+async function request(w: World, app: ApprovalApp, options: TestRequestOptions = {}) {
+  const made = testRequest(options);
+  await w.producer.publish('approvals', made.event);
+  await waitFor(async () => ((await app.get(`/v1/approvals/${made.approvalId}`, bearer(alice))).status === 200 ? true : undefined), { what: 'the request projected' });
+  return made;
+}
+
+const decide = (app: ApprovalApp, approvalId: string, reviewer: { key: string }, body: unknown) => app.post(`/v1/approvals/${approvalId}/decision`, body, bearer(reviewer));
+
+describe('reviewer REST API', () => {
+  it('lists a pending request, shows it with its history, and approves it once', async () => {
+    const w = await world();
+    const app = await boot(w);
+    const { approvalId } = await request(w, app, { toolDescription: 'Refunds an order', dryRunPreview: { wouldRefund: 42, currency: 'EUR' } });
+
+    const listed = await app.get<{ items: { approvalId: string; status: string }[] }>('/v1/approvals?status=pending', bearer(alice));
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((i) => i.approvalId)).toEqual([approvalId]);
+    const one = await app.get(`/v1/approvals/${approvalId}`, bearer(alice));
+    expect(one.body).toMatchObject({ status: 'pending', tenant: 'acme', connectorId: 'payments.refund', toolDescription: 'Refunds an order', dryRunPreview: { wouldRefund: 42, currency: 'EUR' } });
+    expect(one.body['history']).toEqual([expect.objectContaining({ type: 'ApprovalRequested', verdict: { kind: 'accepted' } })]);
+
+    const approved = await decide(app, approvalId, alice, { verdict: 'approve', comment: 'looks right' });
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ approvalId, status: 'approved', reviewer: { id: 'user:alice', role: 'approver', kind: 'human' } });
+    // The answer waited for the projection: the next read shows the decision.
+    const after = await app.get(`/v1/approvals/${approvalId}`, bearer(bob));
+    expect(after.body).toMatchObject({ status: 'approved', settledBy: { id: 'user:alice' }, comment: 'looks right' });
+
+    const again = await decide(app, approvalId, bob, { verdict: 'deny' });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'APPROVAL.ALREADY_DECIDED' });
+  });
+
+  it('answers 410 once the service expired a request past its deadline', async () => {
+    const w = await world();
+    const app = await boot(w, { expirySweepMs: 100 });
+    const { approvalId } = await request(w, app, { deadlineMs: 800 });
+    await waitFor(async () => ((await app.get<{ status: string }>(`/v1/approvals/${approvalId}`, bearer(alice))).body.status === 'expired' ? true : undefined), {
+      what: 'the expiry',
+    });
+    const late = await decide(app, approvalId, alice, { verdict: 'approve' });
+    expect(late.status).toBe(410);
+    expect(late.body).toMatchObject({ code: 'APPROVAL.EXPIRED' });
+    const history = (await app.get<{ history: { type: string }[] }>(`/v1/approvals/${approvalId}`, bearer(alice))).body.history;
+    expect(history.map((h) => h.type)).toEqual(['ApprovalRequested', 'ApprovalExpired']);
+  });
+
+  it('answers 409 when the requester withdrew the request', async () => {
+    const w = await world();
+    const app = await boot(w);
+    const { approvalId, event } = await request(w, app);
+    await w.producer.publish('approvals', createEvent(ApprovalCancelledV1, { source: 'guard:test', tenant: 'acme', subject: approvalId }, { approvalId, by: event.payload.requester, reason: 'run aborted' }));
+    await waitFor(async () => ((await app.get<{ status: string }>(`/v1/approvals/${approvalId}`, bearer(alice))).body.status === 'cancelled' ? true : undefined), { what: 'the cancellation' });
+    expect((await decide(app, approvalId, alice, { verdict: 'approve' })).body).toMatchObject({ code: 'APPROVAL.CANCELLED' });
+  });
+
+  it('re-validates edited arguments against the tool schema: 422 with every failing keyword, nothing appended', async () => {
+    const w = await world();
+    const app = await boot(w);
+    const { approvalId } = await request(w, app);
+    const bad = await decide(app, approvalId, alice, { verdict: 'approve-with-edits', editedArguments: { amount: 9000, note: 'x' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ code: 'APPROVAL.EDITS_INVALID' });
+    const problems = (bad.body['details'] as { problems: { path: string; keyword: string }[] }).problems;
+    expect(problems.map((p) => `${p.path}:${p.keyword}`).sort()).toEqual(['/:additionalProperties', '/:required', '/amount:maximum']);
+    expect(bad.text).not.toContain('9000');
+    const history = (await app.get<{ history: unknown[] }>(`/v1/approvals/${approvalId}`, bearer(alice))).body.history;
+    expect(history).toHaveLength(1);
+
+    const good = await decide(app, approvalId, alice, { verdict: 'approve-with-edits', editedArguments: { orderId: 'o-1', amount: 10 } });
+    expect(good.status).toBe(200);
+    expect(good.body).toMatchObject({ status: 'approved-with-edits', editedArguments: { orderId: 'o-1', amount: 10 } });
+  });
+
+  it('refuses anonymous, unknown, out-of-scope and self approvals, and unknown ids', async () => {
+    const w = await world();
+    const app = await boot(w);
+    const { approvalId } = await request(w, app);
+    expect((await app.get('/v1/approvals')).status).toBe(401);
+    expect((await app.get('/v1/approvals', { authorization: 'Bearer not-a-configured-key-at-all' })).status).toBe(401);
+    expect((await decide(app, approvalId, { key: 'rk_wrong-key-of-sixteen' }, { verdict: 'approve' })).status).toBe(401);
+    const foreignTenant = await decide(app, approvalId, carol, { verdict: 'approve' });
+    expect([foreignTenant.status, foreignTenant.body['code']]).toEqual([403, 'APPROVAL.FORBIDDEN']);
+    expect((await decide(app, approvalId, dave, { verdict: 'approve' })).status).toBe(403);
+    const self = await decide(app, approvalId, agent, { verdict: 'approve' });
+    expect([self.status, self.body['code']]).toEqual([403, 'APPROVAL.SELF_APPROVAL']);
+    expect((await decide(app, `appr_${'0'.repeat(64)}`, alice, { verdict: 'approve' })).status).toBe(404);
+    expect((await decide(app, approvalId, alice, { verdict: 'maybe' })).status).toBe(400);
+    // Out-of-scope reviewers do not even see it listed.
+    expect((await app.get<{ items: unknown[] }>('/v1/approvals', bearer(carol))).body.items).toEqual([]);
+    // Nothing of the above reached the log.
+    expect((await app.get<{ history: unknown[] }>(`/v1/approvals/${approvalId}`, bearer(alice))).body.history).toHaveLength(1);
+  });
+
+  it('filters and paginates, newest first, with a stable cursor', async () => {
+    const w = await world();
+    const app = await boot(w);
+    const made = [];
+    for (let i = 0; i < 5; i += 1) made.push(await request(w, app, { tenant: i % 2 === 0 ? 'acme' : 'globex', connectorId: i < 3 ? 'payments.refund' : 'mail.send' }));
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await app.get<{ items: { approvalId: string }[]; nextCursor?: string }>(`/v1/approvals?limit=2${cursor ? `&cursor=${cursor}` : ''}`, bearer(alice));
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(2);
+      ids.push(...page.body.items.map((i) => i.approvalId));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(ids).toEqual(made.map((m) => m.approvalId).reverse());
+    const acmeMail = await app.get<{ items: { approvalId: string }[] }>('/v1/approvals?tenant=acme&connector=mail.send', bearer(alice));
+    expect(acmeMail.body.items.map((i) => i.approvalId)).toEqual([made[4]?.approvalId]);
+    expect((await app.get<{ items: unknown[] }>('/v1/approvals', bearer(carol))).body.items).toHaveLength(2);
+    expect((await app.get<{ items: unknown[] }>('/v1/approvals?requester=agent:billing&minAgeSeconds=0&maxAgeSeconds=3600', bearer(alice))).body.items).toHaveLength(5);
+    expect((await app.get<{ items: unknown[] }>('/v1/approvals?minAgeSeconds=3600', bearer(alice))).body.items).toHaveLength(0);
+    expect((await app.get('/v1/approvals?status=bogus', bearer(alice))).status).toBe(400);
+    expect((await app.get('/v1/approvals?cursor=nonsense', bearer(alice))).status).toBe(400);
+  });
+
+  it('accepts a signed HS256 JWT and refuses a tampered or expired one', async () => {
+    const w = await world();
+    const secret = Buffer.from('a-test-secret-that-is-at-least-32-bytes-long');
+    const app = await boot(w, { jwt: { secret, issuer: 'gatehouse-test' } });
+    const { approvalId } = await request(w, app);
+    const sign = (claims: object) => {
+      const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      const body = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(claims)}`;
+      return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
+    };
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { sub: 'user:erin', role: 'approver', iss: 'gatehouse-test', exp: now + 60, tenants: ['acme'], connectors: '*' };
+    const token = sign(claims);
+    expect((await app.get(`/v1/approvals/${approvalId}`, { authorization: `Bearer ${token}` })).status).toBe(200);
+    expect((await app.get('/v1/approvals', { authorization: `Bearer ${sign({ ...claims, exp: now - 1 })}` })).status).toBe(401);
+    expect((await app.get('/v1/approvals', { authorization: `Bearer ${sign({ ...claims, iss: 'someone-else' })}` })).status).toBe(401);
+    const [h, , s] = token.split('.');
+    const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, tenants: '*' })).toString('base64url')}.${s}`;
+    expect((await app.get('/v1/approvals', { authorization: `Bearer ${forged}` })).status).toBe(401);
+    const decided = await decide(app, approvalId, { key: token }, { verdict: 'deny', comment: 'no' });
+    expect(decided.body).toMatchObject({ status: 'denied', reviewer: { id: 'user:erin' } });
+  });
+
+  it('streams new and settled approvals to a reviewer as server-sent events', async () => {
+    const w = await world();
+    const app = await boot(w);
+    const controller = new AbortController();
+    const response = await fetch(`${app.baseUrl}/v1/approval-events`, { headers: bearer(alice), signal: controller.signal });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const reader = response.body?.getReader();
+    if (!reader) throw new Error('no body');
+    let text = '';
+    const read = async (until: (t: string) => boolean) => {
+      while (!until(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error('stream ended');
+        text += new TextDecoder().decode(value);
+      }
+    };
+    await read((t) => t.includes('event: ready'));
+    const { approvalId } = await request(w, app);
+    await read((t) => t.includes(`"approvalId":"${approvalId}","type":"ApprovalRequested","status":"pending"`));
+    await decide(app, approvalId, alice, { verdict: 'approve' });
+    await read((t) => t.includes(`"type":"ApprovalDecided","status":"approved"`));
+    expect(text).not.toContain('orderId');
+    controller.abort();
+  });
+});
+
+describe('racing reviewers', () => {
+  it('gives exactly one 200 and one 409 every time, and every replica of the fold agrees', async () => {
+    const w = await world();
+    // Two replicas of the service over the same log, each with its own projection.
+    const first = await boot(w);
+    const second = await boot(w, { schema: `${w.schema}_b` });
+    const rounds = 20;
+    const ids: string[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const made = testRequest();
+      await w.producer.publish('approvals', made.event);
+      await waitFor(() => (first.engine.approval(made.approvalId) && second.engine.approval(made.approvalId) ? true : undefined), { what: 'both replicas saw the request' });
+      const [a, b] = await Promise.all([
+        decide(first, made.approvalId, alice, { verdict: 'approve' }),
+        decide(second, made.approvalId, bob, round % 2 === 0 ? { verdict: 'deny' } : { verdict: 'approve-with-edits', editedArguments: { orderId: 'o-x', amount: 1 } }),
+      ]);
+      expect([a.status, b.status].sort()).toEqual([200, 409]);
+      const winner = a.status === 200 ? a : b;
+      for (const replica of [first, second]) {
+        await waitFor(() => (replica.engine.approval(made.approvalId)?.status !== 'pending' ? true : undefined), { what: 'the decision applied' });
+        expect(replica.engine.approval(made.approvalId)).toMatchObject({ status: winner.body['status'], reviewer: winner.body['reviewer'] });
+      }
+      ids.push(made.approvalId);
+    }
+    // A third fold, from offset 0, agrees with both.
+    const records: Parameters<typeof foldApprovals>[0] extends Iterable<infer R> ? R[] : never = [];
+    await replayTopic(kafka, 'approvals', { namespace: w.namespace, onRecord: (r) => void records.push({ event: r.event, logTime: r.logTime.getTime() }) });
+    const replayed = foldApprovals(records);
+    for (const id of ids) {
+      const decided = replayed.approvals.get(id);
+      expect(decided).toEqual(first.engine.approval(id));
+      expect(decided).toEqual(second.engine.approval(id));
+      // A losing decision that reached the log is recorded as rejected, never applied (one that
+      // lost before it was appended was refused by the service's pre-check instead).
+      const kinds = replayed.history.get(id)?.map((h) => h.verdict.kind) ?? [];
+      expect(kinds.slice(0, 2)).toEqual(['accepted', 'accepted']);
+      expect(kinds.slice(2).every((k) => k === 'rejected')).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,9 @@
+#!/usr/bin/env node
+// Rebuilds the approval projection by replaying gatehouse.approvals.v1 from offset 0 into a
+// separate schema and, with --compare, says whether it equals the live projection.
+//   node services/approval/dist/cli/replay.js [--compare] [--schema approval_replay]
+// (also `gatehouse approvals replay`). Exit status: 0 rebuilt (and equal), 1 not equal, 2 failed.
+import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { replayCliMain, SERVICES } from '@gatehouse/service-runtime';
+
+await replayCliMain(SERVICES['approval'], APPROVAL_PROJECTION);

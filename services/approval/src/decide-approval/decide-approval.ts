@@ -1,0 +1,105 @@
+import { type Actor, ApprovalDecidedV1, createEvent, type JsonValue, JsonValueSchema } from '@gatehouse/contracts';
+import { type Approval, type Verdict } from '@gatehouse/approvals';
+import { z } from 'zod';
+import { type Reviewer } from '../auth/reviewer-auth.js';
+import { APPROVAL_SOURCE, type ApprovalEngine } from '../engine/approval-engine.js';
+import { ApprovalError } from '../errors.js';
+import { APPROVAL_ID, assertMayReview } from '../http/approval-view.js';
+import { validateEdits } from './edit-validation.js';
+
+/** The body of `POST /v1/approvals/{approvalId}/decision`. */
+export const DecisionBody = z.discriminatedUnion('verdict', [
+  z.strictObject({ verdict: z.literal('approve'), comment: z.string().max(2000).optional() }),
+  z.strictObject({ verdict: z.literal('deny'), comment: z.string().max(2000).optional() }),
+  z.strictObject({ verdict: z.literal('approve-with-edits'), editedArguments: JsonValueSchema, comment: z.string().max(2000).optional() }),
+]);
+export type DecisionBody = z.infer<typeof DecisionBody>;
+
+/** What a decided approval answers with. */
+export interface DecisionOutcome {
+  readonly approvalId: string;
+  readonly status: Approval['status'];
+  readonly reviewer: Actor;
+  readonly decidedAt: string;
+  readonly editedArguments?: JsonValue;
+}
+
+function refusalFor(status: Approval['status']): ApprovalError | undefined {
+  switch (status) {
+    case 'pending':
+      return undefined;
+    case 'expired':
+      return new ApprovalError('APPROVAL.EXPIRED');
+    case 'cancelled':
+      return new ApprovalError('APPROVAL.CANCELLED');
+    default:
+      return new ApprovalError('APPROVAL.ALREADY_DECIDED', { status });
+  }
+}
+
+function refusalForVerdict(verdict: Exclude<Verdict, { kind: 'accepted' }>, current: Approval | undefined): ApprovalError {
+  if (verdict.kind === 'duplicate') return new ApprovalError('APPROVAL.INTERNAL');
+  switch (verdict.reason) {
+    case 'already-decided':
+      return new ApprovalError('APPROVAL.ALREADY_DECIDED', current ? { status: current.status } : {});
+    case 'expired':
+    case 'past-deadline':
+      return new ApprovalError('APPROVAL.EXPIRED');
+    case 'cancelled':
+      return new ApprovalError('APPROVAL.CANCELLED');
+    case 'self-approval':
+      return new ApprovalError('APPROVAL.SELF_APPROVAL');
+    case 'unknown-approval':
+      return new ApprovalError('APPROVAL.NOT_FOUND');
+    default:
+      return new ApprovalError('APPROVAL.INVALID_REQUEST');
+  }
+}
+
+/**
+ * Decides one approval: checks what can be checked before writing (authorisation, self-approval,
+ * edits against the tool's schema, an approval already settled), appends the decision, waits
+ * until the fold has applied it, and answers with the fold's verdict on that very event: the log
+ * order decides between reviewers racing, not this process.
+ */
+export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer, approvalId: string, body: DecisionBody): Promise<DecisionOutcome> {
+  if (!APPROVAL_ID.test(approvalId)) throw new ApprovalError('APPROVAL.NOT_FOUND');
+  const current = engine.approval(approvalId);
+  if (!current) throw new ApprovalError('APPROVAL.NOT_FOUND');
+  const { scope, requester, inputSchema } = current.request;
+  assertMayReview(reviewer, { tenant: scope.tenant, connectorId: scope.connectorId });
+  if (reviewer.id === requester.id) throw new ApprovalError('APPROVAL.SELF_APPROVAL');
+  if (body.verdict === 'approve-with-edits') validateEdits(inputSchema, body.editedArguments);
+  const settled = refusalFor(current.status);
+  if (settled) throw settled;
+
+  const actor: Actor = { id: reviewer.id, role: reviewer.role, kind: 'human' };
+  const event = createEvent(
+    ApprovalDecidedV1,
+    {
+      source: APPROVAL_SOURCE,
+      tenant: scope.tenant,
+      subject: approvalId,
+      causationId: current.requestEventId,
+      ...(current.correlationId !== undefined && { correlationId: current.correlationId }),
+    },
+    {
+      approvalId,
+      verdict: body.verdict,
+      reviewer: actor,
+      ...(body.comment !== undefined && { comment: body.comment }),
+      ...(body.verdict === 'approve-with-edits' && { editedArguments: body.editedArguments }),
+    },
+  );
+  const verdict = await engine.decide(event);
+  const after = engine.approval(approvalId);
+  if (verdict.kind !== 'accepted') throw refusalForVerdict(verdict, after);
+  if (!after || after.status === 'pending' || after.status === 'expired' || after.status === 'cancelled') throw new ApprovalError('APPROVAL.INTERNAL');
+  return {
+    approvalId,
+    status: after.status,
+    reviewer: after.reviewer,
+    decidedAt: new Date(after.decidedAt).toISOString(),
+    ...(after.status === 'approved-with-edits' && { editedArguments: after.editedArguments }),
+  };
+}

@@ -1,0 +1,156 @@
+import { EventEmitter } from 'node:events';
+import { ApprovalExpiredV1, createEvent } from '@gatehouse/contracts';
+import { type Approval, type ApprovalEvent, type ApprovalsState, dueForExpiry, type Verdict } from '@gatehouse/approvals';
+import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
+import { type Kafka } from 'kafkajs';
+import { ApprovalError } from '../errors.js';
+
+/** The envelope source of every event the service appends. */
+export const APPROVAL_SOURCE = 'service:approval';
+
+export interface ApprovalEngineOptions {
+  readonly kafka: Kafka;
+  readonly namespace?: string | undefined;
+  readonly projection?: FoldProjection<'approvals', ApprovalsState> | undefined;
+  readonly decisionDeadlineMs?: number;
+  /** How often pending approvals past their deadline are expired, ms. 0 turns the sweeper off. */
+  readonly expirySweepMs?: number;
+  readonly log?: FoldLog;
+}
+
+/** A change to one approval, as the live fold applied it: what the event stream sends reviewers. */
+export interface ApprovalChange {
+  readonly approvalId: string;
+  readonly type: ApprovalEvent['type'];
+  readonly status: Approval['status'];
+  readonly tenant: string;
+  readonly connectorId: string;
+  readonly at: string;
+}
+
+export interface ApprovalStatusReport extends FoldStatus {
+  readonly approvals: number;
+  readonly pending: number;
+  readonly expiriesAppended: number;
+}
+
+/** An expiry appended recently for an approval is not appended again before this, ms. */
+const EXPIRY_RETRY_MS = 5_000;
+
+/**
+ * The approval service's decision point: a `FoldEngine` over `gatehouse.approvals.v1` with the
+ * shared approval fold. A decision is appended and answered by the fold's verdict on it; an
+ * expiry sweeper appends `expired` for pending approvals past their deadline (the fold judges
+ * the deadline by log time, so a sweep that runs early is rejected and repeated).
+ */
+export class ApprovalEngine {
+  private engine!: FoldEngine<'approvals', ApprovalsState, Verdict>;
+  private readonly changes = new EventEmitter();
+  private sweeper: NodeJS.Timeout | undefined;
+  private readonly expiring = new Map<string, number>();
+  private expiries = 0;
+
+  private constructor(private readonly log: FoldLog) {
+    // Every open event stream listens; the count is bounded by connections, not a leak.
+    this.changes.setMaxListeners(0);
+  }
+
+  static async start(options: ApprovalEngineOptions): Promise<ApprovalEngine> {
+    const approvals = new ApprovalEngine(options.log ?? (() => undefined));
+    approvals.engine = await FoldEngine.start({
+      kafka: options.kafka,
+      namespace: options.namespace,
+      projection: options.projection,
+      topicId: 'approvals',
+      fold: APPROVAL_PROJECTION.fold,
+      decisionDeadlineMs: options.decisionDeadlineMs,
+      log: options.log,
+      unavailable: (reason, cause) => new ApprovalError('APPROVAL.UNAVAILABLE', { reason }, cause),
+      onApplied: (record, _verdict, live) => {
+        if (live) approvals.announce(record.event, record.logTime);
+      },
+    });
+    const sweepMs = options.expirySweepMs ?? 1_000;
+    if (sweepMs > 0) {
+      approvals.sweeper = setInterval(() => approvals.sweep(), sweepMs);
+      approvals.sweeper.unref();
+    }
+    return approvals;
+  }
+
+  private announce(event: ApprovalEvent, logTime: Date): void {
+    const approval = this.engine.state.approvals.get(event.payload.approvalId);
+    if (!approval) return;
+    const change: ApprovalChange = {
+      approvalId: approval.approvalId,
+      type: event.type,
+      status: approval.status,
+      tenant: approval.request.scope.tenant,
+      connectorId: approval.request.scope.connectorId,
+      at: logTime.toISOString(),
+    };
+    this.changes.emit('change', change);
+  }
+
+  /** Appends `expired` for every pending approval past its deadline (not re-sent within 5 s). */
+  sweep(now = Date.now()): number {
+    if (this.engine.phase !== 'running') return 0;
+    let appended = 0;
+    for (const approval of dueForExpiry(this.engine.state, now)) {
+      const last = this.expiring.get(approval.approvalId);
+      if (last !== undefined && now - last < EXPIRY_RETRY_MS) continue;
+      this.expiring.set(approval.approvalId, now);
+      const event = createEvent(
+        ApprovalExpiredV1,
+        {
+          source: APPROVAL_SOURCE,
+          tenant: approval.request.scope.tenant,
+          subject: approval.approvalId,
+          causationId: approval.requestEventId,
+          ...(approval.correlationId !== undefined && { correlationId: approval.correlationId }),
+        },
+        { approvalId: approval.approvalId, deadline: new Date(approval.deadline).toISOString() },
+      );
+      appended += 1;
+      this.expiries += 1;
+      this.engine.append(event).catch(() => this.log('warn', 'could not append an expiry; the next sweep retries', { code: 'APPROVAL.EXPIRY_APPEND_FAILED' }));
+    }
+    for (const [id] of this.expiring) if (this.engine.state.approvals.get(id)?.status !== 'pending') this.expiring.delete(id);
+    return appended;
+  }
+
+  /** The approval as this replica's fold has applied it (it may lag the log, never lead it). */
+  approval(approvalId: string): Approval | undefined {
+    return this.engine.state.approvals.get(approvalId);
+  }
+
+  /** The fold's state, read only. */
+  get state(): ApprovalsState {
+    return this.engine.state;
+  }
+
+  /** Appends `event` and answers with the fold's verdict on it once applied and projected. */
+  decide(event: ApprovalEvent): Promise<Verdict> {
+    return this.engine.decide(event);
+  }
+
+  /** Calls `listener` for every live change until the returned function is called. */
+  subscribe(listener: (change: ApprovalChange) => void): () => void {
+    this.changes.on('change', listener);
+    return () => this.changes.off('change', listener);
+  }
+
+  status(): ApprovalStatusReport {
+    let pending = 0;
+    for (const a of this.engine.state.approvals.values()) if (a.status === 'pending') pending += 1;
+    return { ...this.engine.status(), approvals: this.engine.state.approvals.size, pending, expiriesAppended: this.expiries };
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    this.changes.removeAllListeners();
+    await this.engine.stop();
+  }
+}

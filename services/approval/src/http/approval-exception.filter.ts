@@ -1,0 +1,14 @@
+import { Catch } from '@nestjs/common';
+import { GatehouseExceptionFilter } from '@gatehouse/service-runtime';
+import { STATUS_BY_CODE } from '../errors.js';
+
+const MAPPING = { statusByCode: STATUS_BY_CODE, internal: { code: 'APPROVAL.INTERNAL', message: 'the approval service failed' } } as const;
+
+/** Every error of every route leaves through here, as JSON with a stable code. */
+@Catch()
+export class ApprovalExceptionFilter extends GatehouseExceptionFilter {
+  constructor() {
+    // APPROVAL.UNAVAILABLE is expected when the broker is slow: the reviewer retries.
+    super(MAPPING, 'approval-http', new Set(['APPROVAL.UNAVAILABLE']));
+  }
+}

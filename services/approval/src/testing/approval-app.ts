@@ -1,0 +1,67 @@
+import 'reflect-metadata';
+import { createHash, randomUUID } from 'node:crypto';
+import { type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
+import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
+import { ApprovalModule } from '../app.module.js';
+import { type ApprovalOptions, parseReviewers } from '../approval-config.js';
+import { type ApprovalEngine } from '../engine/approval-engine.js';
+import { APPROVAL_ENGINE } from '../tokens.js';
+
+export type { HttpAnswer } from '@gatehouse/service-runtime/testing';
+
+/** A reviewer of a test, with the API key it authenticates with. */
+export interface TestReviewer {
+  readonly id: string;
+  readonly role: string;
+  readonly key: string;
+  readonly tenants: '*' | readonly string[];
+  readonly connectors: '*' | readonly string[];
+}
+
+/** A reviewer with a fresh random API key. */
+export function testReviewer(id: string, scope: Partial<Pick<TestReviewer, 'tenants' | 'connectors' | 'role'>> = {}): TestReviewer {
+  return { id, role: scope.role ?? 'approver', key: `rk_${randomUUID()}`, tenants: scope.tenants ?? '*', connectors: scope.connectors ?? '*' };
+}
+
+/** The GATEHOUSE_APPROVAL_REVIEWERS value for `reviewers` (keys as sha-256 digests). */
+export function reviewersJson(reviewers: readonly TestReviewer[]): string {
+  return JSON.stringify(
+    reviewers.map((r) => ({ id: r.id, role: r.role, apiKeySha256: createHash('sha256').update(r.key).digest('hex'), tenants: r.tenants, connectors: r.connectors })),
+  );
+}
+
+export const bearer = (reviewer: Pick<TestReviewer, 'key'>) => ({ authorization: `Bearer ${reviewer.key}` });
+
+export interface ApprovalAppOptions {
+  readonly namespace: string;
+  readonly databaseUrl: string;
+  /** The projection's schema (a schema per test keeps tests apart inside one database). */
+  readonly schema: string;
+  readonly reviewers: readonly TestReviewer[];
+  readonly jwt?: ApprovalOptions['jwt'];
+  readonly decisionDeadlineMs?: number;
+  readonly expirySweepMs?: number;
+}
+
+/** An approval service booted in-process on a random loopback port, spoken to over real HTTP. */
+export interface ApprovalApp extends HttpClient {
+  readonly app: INestApplication;
+  readonly engine: ApprovalEngine;
+  close(): Promise<void>;
+}
+
+export async function startApprovalApp(options: ApprovalAppOptions): Promise<ApprovalApp> {
+  const base = serviceConfigFromEnv(SERVICES['approval'], { ...process.env, GATEHOUSE_TOPIC_NAMESPACE: options.namespace, GATEHOUSE_DATABASE_URL: options.databaseUrl });
+  const config = { ...base, port: 0, database: { ...base.database, schema: options.schema } };
+  const approvalOptions: ApprovalOptions = {
+    reviewers: parseReviewers(reviewersJson(options.reviewers)),
+    ...(options.jwt && { jwt: options.jwt }),
+    decisionDeadlineMs: options.decisionDeadlineMs ?? 5_000,
+    expirySweepMs: options.expirySweepMs ?? 200,
+  };
+  const app = await NestFactory.create(ApprovalModule.forRoot(config, approvalOptions), { logger: ['error'], abortOnError: false });
+  const client = httpClient(await listenOnLoopback(app));
+  return { ...client, app, engine: app.get<ApprovalEngine>(APPROVAL_ENGINE), close: () => app.close() };
+}
