@@ -95,9 +95,14 @@ export async function replayTopic<T extends TopicId>(kafka: Kafka, topicId: T, o
         }
       };
       // Transaction markers and aborted records are never handed to eachMessage; the
-      // end-of-batch event still reports the batch's last offset, markers included.
+      // end-of-batch event still reports the batch's last offset, markers included. A batch
+      // may also hold records appended after the end snapshot, which eachMessage skips: the
+      // position never moves past the snapshot, or a tail resuming from it would lose them.
       consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-        if (payload.topic === topic) advance(payload.partition, BigInt(payload.lastOffset) + 1n);
+        if (payload.topic !== topic) return;
+        const last = BigInt(payload.lastOffset) + 1n;
+        const end = ends.get(payload.partition) ?? 0n;
+        advance(payload.partition, last < end ? last : end);
       });
       consumer
         .subscribe({ topic, fromBeginning: true })
