@@ -2,16 +2,26 @@
 // gatehouse — operator command line.
 //   gatehouse audit dump --out <file> [--namespace <ns>]
 //   gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]
-// Exit codes: 0 intact, 1 tampering found, 2 usage or runtime error.
+//   gatehouse approvals replay [--compare] [--schema <name>]
+// Exit codes: 0 intact (or rebuilt and equal), 1 tampering found (or not equal), 2 usage or runtime error.
+// `approvals replay` reads the approval service's environment (GATEHOUSE_DATABASE_URL, ...).
 import { parseArgs } from 'node:util';
+import { GatehouseError } from '@gatehouse/contracts';
+import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { runReplayCli, SERVICES } from '@gatehouse/service-runtime';
 import { describeReport, readAuditFile, readAuditTopic, verifyAuditChain, writeAuditFile } from './audit.js';
 
 const USAGE = `usage:
   gatehouse audit dump --out <file> [--namespace <ns>]
-  gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]`;
+  gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]
+  gatehouse approvals replay [--compare] [--schema <name>]`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [area, command, ...rest] = argv;
+  if (area === 'approvals' && command === 'replay') {
+    // Rebuilds the approval projection from offset 0 into a fresh schema; --compare checks it equals the live one.
+    return runReplayCli(SERVICES['approval'], APPROVAL_PROJECTION, { argv: rest, print: (line) => process.stdout.write(`${JSON.stringify(line)}\n`) });
+  }
   if (area !== 'audit' || (command !== 'dump' && command !== 'verify')) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
@@ -41,7 +51,8 @@ class UsageError extends Error {}
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(error instanceof UsageError ? `${error.message}\n${USAGE}\n` : `gatehouse: ${(error as Error).message ?? 'failed'}\n`);
+    const code = error instanceof GatehouseError ? ` (${error.code})` : '';
+    process.stderr.write(error instanceof UsageError ? `${error.message}\n${USAGE}\n` : `gatehouse: ${(error as Error).message ?? 'failed'}${code}\n`);
     process.exit(2);
   },
 );

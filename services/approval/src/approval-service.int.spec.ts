@@ -4,7 +4,9 @@ import { foldApprovals } from '@gatehouse/approvals';
 import { ApprovalCancelledV1, createEvent } from '@gatehouse/contracts';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { compareProjections, openServiceDatabase, rebuildProjection } from '@gatehouse/service-runtime';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
+import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
 import { type Kafka } from 'kafkajs';
 import { type ApprovalApp, type ApprovalAppOptions, bearer, startApprovalApp, testReviewer } from './testing/approval-app.js';
 import { testRequest, type TestRequestOptions } from './testing/requests.js';
@@ -263,6 +265,34 @@ describe('racing reviewers', () => {
       const kinds = replayed.history.get(id)?.map((h) => h.verdict.kind) ?? [];
       expect(kinds.slice(0, 2)).toEqual(['accepted', 'accepted']);
       expect(kinds.slice(2).every((k) => k === 'rejected')).toBe(true);
+    }
+  });
+});
+
+describe('the projection', () => {
+  it('is rebuilt from offset 0 by the service after it was dropped, equal to a replay into a fresh schema', async () => {
+    const w = await world();
+    const app = await boot(w);
+    const made = [await request(w, app), await request(w, app), await request(w, app)];
+    await decide(app, made[0]?.approvalId ?? '', alice, { verdict: 'approve' });
+    await decide(app, made[1]?.approvalId ?? '', bob, { verdict: 'approve-with-edits', editedArguments: { orderId: 'o-2', amount: 3 } });
+    running.splice(running.indexOf(app), 1);
+    await app.close();
+
+    const sql = await openServiceDatabase({ url: database.url, schema: w.schema, migrations: APPROVAL_PROJECTION.migrations });
+    try {
+      await sql.query(`DROP TABLE ${w.schema}.approvals, ${w.schema}.unapplied_records`);
+      await sql.query(`DELETE FROM ${w.schema}.typeorm_migrations WHERE name LIKE 'CreateApprovalProjection%'`);
+      await sql.query(`DELETE FROM ${w.schema}.projection_offsets`);
+      const restarted = await boot(w);
+      expect(restarted.engine.status().projectedOffsets).toEqual(restarted.engine.status().appliedOffsets);
+      await rebuildProjection(APPROVAL_PROJECTION, { kafka, namespace: w.namespace, database: { url: database.url }, schema: `${w.schema}_fresh` });
+      const comparison = await compareProjections(APPROVAL_PROJECTION, sql.manager, { liveSchema: w.schema, rebuiltSchema: `${w.schema}_fresh`, namespace: w.namespace });
+      expect(comparison.differences).toEqual([]);
+      expect(comparison).toMatchObject({ equal: true, rows: { approvals: 3 } });
+      expect((await restarted.get<{ status: string }>(`/v1/approvals/${made[1]?.approvalId ?? ''}`, bearer(alice))).body).toMatchObject({ status: 'approved-with-edits', editedArguments: { orderId: 'o-2', amount: 3 } });
+    } finally {
+      await sql.destroy();
     }
   });
 });

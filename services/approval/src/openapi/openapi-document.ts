@@ -117,6 +117,12 @@ export const OPENAPI_DOCUMENT = {
     '/openapi.json': {
       get: { operationId: 'openapi', summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } } },
     },
+    '/inbox/app.js': {
+      get: { operationId: 'inboxScript', summary: "The inbox's script", security: [], responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: { type: 'string' } } } } } },
+    },
+    '/inbox/app.css': {
+      get: { operationId: 'inboxStyles', summary: "The inbox's styles", security: [], responses: { '200': { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } } },
+    },
     '/inbox': {
       get: { operationId: 'inbox', summary: 'The reviewers’ web inbox (its data calls need a credential)', security: [], responses: { '200': { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } } },
     },
