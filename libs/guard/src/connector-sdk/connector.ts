@@ -1,12 +1,18 @@
+import { createHash } from 'node:crypto';
 import { createTool, type Tool } from '@mastra/core/tools';
 import { RequestContext } from '@mastra/core/request-context';
-import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
-import { type ZodType } from 'zod';
+import { approvalIdForScope } from '@gatehouse/approvals';
+import { canonicalJson, GatehouseError, type JsonValue, type Scope } from '@gatehouse/contracts';
+import { z, type ZodType } from 'zod';
+import { MAX_TIMER_MS } from '../approvals/gateway-core.js';
+import { parseRedactPath, redactArguments, restoreRedacted } from '../approvals/redaction.js';
+import { type ApprovalGateway, type ApprovalRequestInput, type GrantedApproval } from '../approvals/types.js';
+import { type AuditContext } from '../audit/types.js';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { type AuditEvent } from '../audit/types.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
-import { actorFromRequestContext } from '../rbac/actor.js';
+import { type Actor, actorFromRequestContext } from '../rbac/actor.js';
 import { ISOLATION_SCOPE_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, WORKFLOW_SCOPE_CONTEXT_KEY } from './context-keys.js';
 import { egressFetch, type EgressGuardedFetch } from './egress/index.js';
 import { ConnectorPolicyError, ConnectorValidationError, type ConnectorErrorCategory } from './errors.js';
@@ -16,8 +22,10 @@ import { cloneJson, isJsonNative } from './stores/json-native.js';
 import { backgroundExecution, networkEgress } from './tool-policies.js';
 import { grantMatches, readDryRun, readGrants, readIdentity, readPermissions, readScalar } from './trusted-context.js';
 import {
+  type ConnectorApprovalsConfig,
   type ConnectorConfig,
   type ConnectorExecuteContext,
+  type ConnectorExecutionIdentity,
   type ConnectorRuntime,
   type IdempotencyStore,
   type PermissionManifest,
@@ -47,11 +55,27 @@ interface Internals {
   readonly rateLimitStore: RateLimitStore | undefined;
   readonly pendingTtlMs: number;
   readonly fetch: EgressGuardedFetch;
+  readonly description: string;
+  readonly approvals: ResolvedApprovals | undefined;
   toolExecute?: unknown;
 }
 
+interface ResolvedApprovals {
+  readonly gateway: ApprovalGateway;
+  readonly deadlineMs: number;
+  readonly waitMs: number;
+  readonly redactPaths: readonly string[];
+  /** JSON Schema of the input, for the reviewer's edits; undefined when zod cannot express it. */
+  readonly inputSchema: Record<string, JsonValue> | undefined;
+}
+
 const registry = new WeakMap<object, Internals>();
-const CONFIG_FIELDS = new Set(['id', 'description', 'inputSchema', 'outputSchema', 'permissions', 'policies', 'execute', 'dryRunExecute', 'reconcile', 'audit', 'idempotencyStore', 'rateLimitStore', 'pendingTtlMs']);
+const CONFIG_FIELDS = new Set(['id', 'description', 'inputSchema', 'outputSchema', 'permissions', 'policies', 'execute', 'dryRunExecute', 'reconcile', 'audit', 'idempotencyStore', 'rateLimitStore', 'pendingTtlMs', 'approvals', 'mastraRequireApproval']);
+const APPROVALS_FIELDS = new Set(['gateway', 'deadlineMs', 'waitMs', 'redactPaths']);
+/** A request may stay open at most this long. */
+const MAX_DEADLINE_MS = 30 * 24 * 60 * 60 * 1000;
+/** Longest a connector's dry run may take to become the reviewer's preview. */
+const PREVIEW_TIMEOUT_MS = 5_000;
 
 /** Static reasons per code: what callers and audit readers see, never tool input or output. */
 const REASONS: Record<string, string> = {
@@ -63,6 +87,15 @@ const REASONS: Record<string, string> = {
   'CONNECTOR.PERMISSION_MISSING': 'the principal lacks a required permission',
   'CONNECTOR.DRY_RUN_UNSUPPORTED': 'the connector cannot simulate',
   'CONNECTOR.APPROVAL_REQUIRED': 'the call requires an approval grant',
+  'CONNECTOR.APPROVAL_PENDING': 'the call waits for a reviewer decision',
+  'CONNECTOR.APPROVAL_GRANTED': 'a reviewer approved the call',
+  'CONNECTOR.APPROVAL_DENIED': 'a reviewer denied the call',
+  'CONNECTOR.APPROVAL_EXPIRED': 'the approval expired before a decision',
+  'CONNECTOR.APPROVAL_CANCELLED': 'the approval request was withdrawn',
+  'CONNECTOR.APPROVAL_TIMEOUT': 'no approval decision arrived in time',
+  'CONNECTOR.APPROVAL_UNAVAILABLE': 'the approvals log could not be read or written',
+  'CONNECTOR.APPROVAL_REQUEST_INVALID': 'the call cannot be put to a reviewer',
+  'CONNECTOR.APPROVAL_EDIT_INVALID': 'the approved edit does not match the connector schema',
   'CONNECTOR.GRANT_INVALID': 'approval grants in context are malformed',
   'CONNECTOR.IDEMPOTENCY_KEY_REQUIRED': 'the call requires an idempotency key',
   'CONNECTOR.IDEMPOTENCY_PENDING': 'another call with this idempotency key is in progress',
@@ -84,6 +117,13 @@ const CATEGORIES: Record<string, ConnectorErrorCategory> = {
   'CONNECTOR.PERMISSION_MISSING': 'authorization',
   'CONNECTOR.DRY_RUN_UNSUPPORTED': 'validation',
   'CONNECTOR.APPROVAL_REQUIRED': 'approval',
+  'CONNECTOR.APPROVAL_DENIED': 'approval',
+  'CONNECTOR.APPROVAL_EXPIRED': 'approval',
+  'CONNECTOR.APPROVAL_CANCELLED': 'approval',
+  'CONNECTOR.APPROVAL_TIMEOUT': 'approval',
+  'CONNECTOR.APPROVAL_UNAVAILABLE': 'unavailable',
+  'CONNECTOR.APPROVAL_REQUEST_INVALID': 'approval',
+  'CONNECTOR.APPROVAL_EDIT_INVALID': 'approval',
   'CONNECTOR.GRANT_INVALID': 'approval',
   'CONNECTOR.IDEMPOTENCY_KEY_REQUIRED': 'idempotency',
   'CONNECTOR.IDEMPOTENCY_PENDING': 'idempotency',
@@ -94,7 +134,82 @@ const CATEGORIES: Record<string, ConnectorErrorCategory> = {
   'CONNECTOR.RATE_LIMIT_STORE_FAILED': 'unavailable',
   'CONNECTOR.AUDIT_UNAVAILABLE': 'unavailable',
 };
-const RETRYABLE = new Set(['CONNECTOR.IDEMPOTENCY_PENDING', 'CONNECTOR.IDEMPOTENCY_STORE_FAILED', 'CONNECTOR.RATE_LIMITED', 'CONNECTOR.RATE_LIMIT_STORE_FAILED', 'CONNECTOR.AUDIT_UNAVAILABLE']);
+// A retried call finds its approval on the log (the id comes from the scope) and waits again.
+const RETRYABLE = new Set(['CONNECTOR.APPROVAL_TIMEOUT', 'CONNECTOR.APPROVAL_UNAVAILABLE', 'CONNECTOR.IDEMPOTENCY_PENDING', 'CONNECTOR.IDEMPOTENCY_STORE_FAILED', 'CONNECTOR.RATE_LIMITED', 'CONNECTOR.RATE_LIMIT_STORE_FAILED', 'CONNECTOR.AUDIT_UNAVAILABLE']);
+
+/** The connector code for a gateway failure; anything unrecognised is "could not confirm". */
+function approvalFailureCode(error: unknown): string {
+  const code = error instanceof GatehouseError ? error.code : undefined;
+  switch (code) {
+    case 'APPROVAL.DENIED':
+      return 'CONNECTOR.APPROVAL_DENIED';
+    case 'APPROVAL.EXPIRED':
+      return 'CONNECTOR.APPROVAL_EXPIRED';
+    case 'APPROVAL.CANCELLED':
+    case 'APPROVAL.ABORTED':
+      return 'CONNECTOR.APPROVAL_CANCELLED';
+    case 'APPROVAL.TIMEOUT':
+      return 'CONNECTOR.APPROVAL_TIMEOUT';
+    case 'APPROVAL.REQUEST_INVALID':
+      return 'CONNECTOR.APPROVAL_REQUEST_INVALID';
+    default:
+      return 'CONNECTOR.APPROVAL_UNAVAILABLE';
+  }
+}
+
+function resolveApprovals(id: string, value: ConnectorApprovalsConfig | undefined, approvalRequired: boolean, inputSchema: ZodType): ResolvedApprovals | undefined {
+  if (value === undefined) return undefined;
+  const where = `createConnector(${id})`;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`${where}: approvals must be an object`);
+  const unknown = Object.keys(value).filter((k) => !APPROVALS_FIELDS.has(k));
+  if (unknown.length > 0) throw new TypeError(`${where}: unknown approvals field ${unknown.map((k) => `"${k}"`).join(', ')}`);
+  if (!approvalRequired) throw new TypeError(`${where}: approvals is given but the connector never requires approval`);
+  if (value.gateway === null || typeof value.gateway !== 'object' || typeof value.gateway.awaitApproval !== 'function') throw new TypeError(`${where}: approvals.gateway must be an ApprovalGateway`);
+  const deadlineMs = value.deadlineMs ?? 900_000;
+  if (!Number.isSafeInteger(deadlineMs) || deadlineMs < 1 || deadlineMs > MAX_DEADLINE_MS) throw new TypeError(`${where}: approvals.deadlineMs must be a positive integer of at most ${MAX_DEADLINE_MS}`);
+  const waitMs = value.waitMs ?? Math.min(deadlineMs + 5_000, MAX_TIMER_MS);
+  if (!Number.isSafeInteger(waitMs) || waitMs < 1 || waitMs > MAX_TIMER_MS) throw new TypeError(`${where}: approvals.waitMs must be a positive integer of at most ${MAX_TIMER_MS}`);
+  const redactPaths = value.redactPaths ?? [];
+  if (!Array.isArray(redactPaths) || redactPaths.some((p) => parseRedactPath(p) === undefined)) throw new TypeError(`${where}: approvals.redactPaths must be JSON pointers such as /card/number`);
+  let jsonSchema: Record<string, JsonValue> | undefined;
+  try {
+    const converted = z.toJSONSchema(inputSchema) as unknown;
+    if (converted !== null && typeof converted === 'object' && !Array.isArray(converted) && isJsonNative(converted)) jsonSchema = converted as Record<string, JsonValue>;
+  } catch {
+    // Some zod types (transforms, custom refinements) have no JSON Schema: the request goes without one.
+  }
+  return Object.freeze({ gateway: value.gateway, deadlineMs, waitMs, redactPaths: Object.freeze([...redactPaths]), inputSchema: jsonSchema });
+}
+
+/**
+ * The execution an approval belongs to: workflow and run from the trusted execution identity,
+ * else the trusted audit run id. Each part is URI-encoded so `a/b`+`c` and `a`+`b/c` differ.
+ */
+function executionIdOf(identity: ConnectorExecutionIdentity | undefined, context: AuditContext): string | undefined {
+  if (identity) return `${encodeURIComponent(identity.workflowId)}/${encodeURIComponent(identity.runId)}`;
+  return context.runId === undefined ? undefined : encodeURIComponent(context.runId);
+}
+
+/** Who asks: the trusted caller when it is an agent, else the agent of the trusted audit context. */
+function requesterOf(actor: Actor | undefined, context: AuditContext, connectorId: string): Required<Actor> {
+  if (actor?.kind === 'agent') return Object.freeze({ id: actor.id, role: actor.role, kind: 'agent' });
+  const id = context.agentId === undefined ? `connector:${connectorId}` : `agent:${context.agentId}`;
+  return Object.freeze({ id: id.slice(0, 256), role: 'agent', kind: 'agent' });
+}
+
+/** The connector's dry run as the reviewer's preview; omitted when it throws, hangs or is not JSON. */
+async function dryRunPreview(c: Internals, input: unknown, context: ConnectorExecuteContext, runtime: ConnectorRuntime): Promise<JsonValue | undefined> {
+  if (!c.dryRunExecute) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const preview = await Promise.race([c.dryRunExecute(input, context, runtime), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), PREVIEW_TIMEOUT_MS)))]);
+    return preview !== undefined && isJsonNative(preview) ? cloneJson(preview) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** The policy (gate) that owns a decision code, for the audit record. */
 function policyOf(code: string): string {
@@ -130,6 +245,7 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
   if (config.reconcile !== undefined && typeof config.reconcile !== 'function') throw new TypeError(`createConnector(${config.id}): reconcile must be a function`);
   if (config.reconcile !== undefined && config.permissions?.idempotencyKey !== true) throw new TypeError(`createConnector(${config.id}): reconcile needs permissions.idempotencyKey`);
   if (!config.inputSchema || typeof (config.inputSchema as { safeParse?: unknown }).safeParse !== 'function') throw new TypeError(`createConnector(${config.id}): inputSchema must be a zod schema`);
+  if (config.mastraRequireApproval !== undefined && typeof config.mastraRequireApproval !== 'boolean') throw new TypeError(`createConnector(${config.id}): mastraRequireApproval must be a boolean`);
   const pendingTtlMs = config.pendingTtlMs ?? 900_000;
   if (!Number.isSafeInteger(pendingTtlMs) || pendingTtlMs < 1) throw new TypeError(`createConnector(${config.id}): pendingTtlMs must be a positive integer`);
   const resolved = resolveManifest(config.id, config.permissions, config.policies, {
@@ -137,6 +253,7 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
     idempotencyStore: config.idempotencyStore !== undefined,
     rateLimitStore: config.rateLimitStore !== undefined,
   });
+  const approvals = resolveApprovals(config.id, config.approvals, resolved.approvalRequired, config.inputSchema as ZodType);
   const evaluators: ToolPolicyEvaluator[] = [backgroundExecution()];
   if (config.policies?.networkEgress) evaluators.push(networkEgress(config.policies.networkEgress));
   evaluators.push(...(config.policies?.evaluators ?? []));
@@ -154,6 +271,8 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
     idempotencyStore: config.idempotencyStore,
     rateLimitStore: config.rateLimitStore,
     pendingTtlMs,
+    description: config.description,
+    approvals,
     fetch: egressFetch({
       allowedHosts: resolved.egress,
       connectorId: config.id,
@@ -167,6 +286,7 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
     description: config.description,
     inputSchema: config.inputSchema,
     ...(config.outputSchema ? { outputSchema: config.outputSchema } : {}),
+    ...(config.mastraRequireApproval ? { requireApproval: true } : {}),
     execute: (async (input: unknown, context: unknown) => {
       const ctx = (context ?? {}) as { requestContext?: unknown; agent?: { toolCallId?: string }; workflow?: unknown; abortSignal?: AbortSignal; background?: unknown };
       return runGated(internals, input, {
@@ -259,7 +379,10 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     context: auditContextFromRequestContext(rc),
     ...(actor ? { actor: { ...actor, kind: actor.kind ?? 'human' } } : {}),
   };
+  // Once the call has an approval, every later record names it: request, decision and execution correlate.
+  let approvalDetail: Record<string, string | boolean> = {};
   const detail = (extra: Record<string, string | number | boolean> = {}) => ({
+    ...approvalDetail,
     sideEffect: manifest.sideEffect,
     entryPoint: call.entryPoint,
     egressEnforcement: manifest.egressEnforcement ?? 'enforced',
@@ -336,16 +459,64 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     return c.dryRunExecute(input, executeContext, runtime);
   }
 
-  // 5. Approval: a structured grant that matches this exact call.
+  // 5. Approval: a structured grant that matches this exact call, or a reviewer's decision on
+  // the approvals log. A Mastra approval (mastraRequireApproval) is neither: it never counts here.
+  const tenant = toolCall.isolationScope ?? base.context.tenant ?? 'default';
   let effectiveInput = input;
   if (c.resolved.approvalRequired) {
     const grant = grants.state === 'valid' ? grants.value.find((g) => grantMatches(g, { connectorId: c.id, identity: identityValue, toolCallId: call.toolCallId })) : undefined;
-    if (!grant) return deny('CONNECTOR.APPROVAL_REQUIRED');
-    if (grant.editedInput !== undefined) effectiveInput = validate(c, 'input', grant.editedInput);
+    if (grant) {
+      if (grant.approvalId !== undefined) approvalDetail = { approvalId: grant.approvalId };
+      if (grant.editedInput !== undefined) effectiveInput = validate(c, 'input', grant.editedInput);
+    } else if (!c.approvals) {
+      return deny('CONNECTOR.APPROVAL_REQUIRED');
+    } else {
+      const approvals = c.approvals;
+      const executionId = executionIdOf(identityValue, base.context);
+      // Without a trusted execution there is no scope to bind a decision to.
+      if (executionId === undefined) return deny('CONNECTOR.APPROVAL_REQUIRED');
+      if (input === undefined || !isJsonNative(input)) return deny('CONNECTOR.APPROVAL_REQUEST_INVALID');
+      const scope: Scope = { tenant, connectorId: c.id, executionId, argumentsHash: createHash('sha256').update(canonicalJson(input)).digest('hex') };
+      const approvalId = approvalIdForScope(scope);
+      approvalDetail = { approvalId };
+      const redacted = redactArguments(input, approvals.redactPaths);
+      const preview = await dryRunPreview(c, input, executeContext, runtime);
+      const request: ApprovalRequestInput = {
+        scope,
+        arguments: redacted.value,
+        redactedPaths: redacted.paths,
+        ...(approvals.inputSchema === undefined ? {} : { inputSchema: approvals.inputSchema }),
+        toolDescription: c.description.slice(0, 2_000),
+        ...(preview === undefined ? {} : { dryRunPreview: preview }),
+        requester: requesterOf(actor, base.context, c.id),
+        reason: manifest.requiresApproval === true ? 'the connector manifest requires approval' : 'destructive calls require approval',
+        deadline: new Date(Date.now() + approvals.deadlineMs).toISOString(),
+        ...(base.context.runId === undefined ? {} : { correlationId: base.context.runId }),
+        ...(base.context.traceparent === undefined ? {} : { traceparent: base.context.traceparent }),
+      };
+      const code = 'CONNECTOR.APPROVAL_PENDING';
+      const recorded = await recordGateDecision(c.audit, { ...base, action: 'tool.approval', decision: 'approval-required', code, reason: REASONS[code] as string, policy: { name: 'approval' }, detail: detail() });
+      if (!recorded) return deny('CONNECTOR.AUDIT_UNAVAILABLE');
+      let granted: GrantedApproval;
+      try {
+        granted = await approvals.gateway.awaitApproval(request, { timeoutMs: approvals.waitMs, ...(call.abortSignal ? { signal: call.abortSignal } : {}) });
+        if (granted === null || typeof granted !== 'object' || granted.grant?.approvalId !== approvalId) throw new TypeError('grant for another approval');
+      } catch (error) {
+        return deny(approvalFailureCode(error));
+      }
+      const edits = granted.grant.editedArguments;
+      approvalDetail = { approvalId, approvalPublished: granted.published === true, approvalEdited: edits !== undefined };
+      if (edits !== undefined) {
+        // The reviewer edited the redacted view: untouched redacted values go back in, then the schema judges.
+        const parsed = c.inputSchema.safeParse(restoreRedacted(edits, input, redacted.paths));
+        if (!parsed.success) return deny('CONNECTOR.APPROVAL_EDIT_INVALID');
+        effectiveInput = parsed.data;
+      }
+      await allow('CONNECTOR.APPROVAL_GRANTED', 'tool.approval');
+    }
   }
 
   // 6. Idempotency: replay a recorded result before spending any budget.
-  const tenant = toolCall.isolationScope ?? base.context.tenant ?? 'default';
   let lease: { key: string; token: string } | undefined;
   let takenOver = false;
   if (manifest.idempotencyKey && c.idempotencyStore) {

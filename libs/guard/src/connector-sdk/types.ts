@@ -1,5 +1,6 @@
 import { type RequestContext } from '@mastra/core/request-context';
 import { type JsonValue } from '@gatehouse/contracts';
+import { type ApprovalGateway } from '../approvals/types.js';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { type EgressGuardedFetch } from './egress/index.js';
 
@@ -163,6 +164,30 @@ export interface ConnectorConfig<I, O> {
    * the side effect already happen? Without it, an ambiguous key waits for an operator.
    */
   readonly reconcile?: (input: I, context: ConnectorExecuteContext, runtime: ConnectorRuntime) => Promise<ReconcileOutcome<O>>;
+  /**
+   * When the call needs approval and no matching grant is in context, ask a reviewer through
+   * the approvals log and wait for the decision (instead of refusing at once).
+   */
+  readonly approvals?: ConnectorApprovalsConfig;
+  /**
+   * Also pause the Mastra agent loop for Mastra's own tool approval (`requireApproval`). A
+   * Mastra approval never replaces the gatehouse grant: the gate still requires one.
+   */
+  readonly mastraRequireApproval?: boolean;
+}
+
+/** How a connector asks for approval through the log. */
+export interface ConnectorApprovalsConfig {
+  readonly gateway: ApprovalGateway;
+  /** How long a request stays open on the log (its deadline), ms. Default 900,000. */
+  readonly deadlineMs?: number;
+  /** How long the call waits for a decision, ms. Default `deadlineMs` + 5,000. */
+  readonly waitMs?: number;
+  /**
+   * JSON pointers (`/card/number`; `*` matches every key or index) of argument values a
+   * reviewer must not see: replaced on the request's copy and listed in its `redactedPaths`.
+   */
+  readonly redactPaths?: readonly string[];
 }
 
 /** The subset of Mastra's tool context a connector's execute sees. */

@@ -1,0 +1,295 @@
+import { type Approval, type ApprovalEvent, applyApprovalEvent, approvalIdForScope, createApprovalsState, grantFromApproval, type ApprovalsState } from '@gatehouse/approvals';
+import { ApprovalCancelledV1, ApprovalRequestedV1, createEvent } from '@gatehouse/contracts';
+import { ApprovalGatewayError, type ApprovalErrorCode } from './errors.js';
+import { type ApprovalGateway, type ApprovalRequestInput, type AwaitApprovalOptions, type GrantedApproval } from './types.js';
+
+/** The log under a gateway: the Kafka topic in production, an array in unit tests. */
+export interface ApprovalLog {
+  /**
+   * Resolves once every record that was on the log when the call began has been handed to
+   * the listener (starting the reader on first use). Rejects when the log cannot be read, or
+   * when `signal` aborts first.
+   */
+  catchUp(signal: AbortSignal): Promise<void>;
+  /** Appends one event; resolves once the log acknowledged it. */
+  append(event: ApprovalEvent): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How a log hands its records to the gateway's fold. */
+export interface ApprovalLogListener {
+  /** A read from offset 0 begins: the fold starts over. */
+  reset(): void;
+  /** One record, in offset order within its partition, with the broker's append time (ms). */
+  record(event: ApprovalEvent, logTime: number): void;
+  /** The reader stopped for good: every wait fails closed; the next call starts a new reader. */
+  failed(): void;
+}
+
+export interface GatewayCoreOptions {
+  /** Envelope `source` of the events the gateway appends (`guard:<instance>`). */
+  readonly source: string;
+  /** Default wait, ms. */
+  readonly defaultTimeoutMs: number;
+  /** Longest a best-effort cancellation may take, ms. */
+  readonly cancelTimeoutMs: number;
+}
+
+interface Waiter {
+  settle(approval: TerminalApproval | undefined, error?: ApprovalGatewayError): void;
+}
+
+const CANCEL_REASON = 'the requester aborted the call';
+
+type TerminalApproval = Exclude<Approval, { status: 'pending' }>;
+
+function terminal(approval: Approval | undefined): approval is TerminalApproval {
+  return approval !== undefined && approval.status !== 'pending';
+}
+
+/** Resolves with `promise`, or with undefined after `ms`; the timer never outlives the race. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const MAX_TIMER_MS = 2_147_483_647;
+
+export function validateTimeout(value: unknown, name: string, where: string): number {
+  // Node timers hold at most 2^31-1 ms; a longer one would fire at once.
+  if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > MAX_TIMER_MS) throw new TypeError(`${where}: ${name} must be a positive integer (ms) of at most ${MAX_TIMER_MS}`);
+  return value as number;
+}
+
+/**
+ * The gateway's logic over any `ApprovalLog`: one fold (`@gatehouse/approvals`) of every
+ * record the log hands over, and waiters resolved from it. A call catches up with the log
+ * before it decides whether to append its request, so a decision made while no process was
+ * waiting is found by replay, and a retried call waits on its existing approval.
+ */
+export class ApprovalGatewayCore implements ApprovalGateway {
+  private state: ApprovalsState = createApprovalsState();
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  /** Requests this gateway appended that its fold has not read back yet: never appended twice. */
+  private readonly appended = new Map<string, Promise<void>>();
+  private closed = false;
+  /** Counts reader failures: a wait that began before one cannot trust the fold it read. */
+  private failures = 0;
+  readonly log: ApprovalLog;
+
+  constructor(
+    logFactory: (listener: ApprovalLogListener) => ApprovalLog,
+    private readonly options: GatewayCoreOptions,
+  ) {
+    this.log = logFactory({
+      reset: () => {
+        this.state = createApprovalsState();
+      },
+      record: (event, logTime) => this.apply(event, logTime),
+      failed: () => {
+        this.failures += 1;
+        this.failAll('APPROVAL.UNAVAILABLE');
+      },
+    });
+  }
+
+  /** The fold as this gateway has read it so far (for reviewers in tests and diagnostics). */
+  get fold(): ApprovalsState {
+    return this.state;
+  }
+
+  private apply(event: ApprovalEvent, logTime: number): void {
+    applyApprovalEvent(this.state, event, logTime);
+    const approvalId = event.payload.approvalId;
+    if (event.type === 'ApprovalRequested' && this.state.approvals.has(approvalId)) this.appended.delete(approvalId);
+    const approval = this.state.approvals.get(approvalId);
+    const waiters = this.waiters.get(approvalId);
+    if (waiters && terminal(approval)) for (const waiter of [...waiters]) waiter.settle(approval);
+  }
+
+  private failAll(code: ApprovalErrorCode): void {
+    for (const [approvalId, waiters] of [...this.waiters]) {
+      for (const waiter of [...waiters]) waiter.settle(undefined, new ApprovalGatewayError(code, approvalId));
+    }
+  }
+
+  async awaitApproval(request: ApprovalRequestInput, options: AwaitApprovalOptions = {}): Promise<GrantedApproval> {
+    if (this.closed) throw new ApprovalGatewayError('APPROVAL.CLOSED');
+    if (options === null || typeof options !== 'object') throw new TypeError('awaitApproval: options must be an object');
+    const timeoutMs = options.timeoutMs === undefined ? this.options.defaultTimeoutMs : validateTimeout(options.timeoutMs, 'timeoutMs', 'awaitApproval');
+    const signal = options.signal;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('awaitApproval: signal must be an AbortSignal');
+    const { approvalId, event } = this.requestEvent(request);
+    if (signal?.aborted) throw new ApprovalGatewayError('APPROVAL.ABORTED', approvalId);
+
+    const operation = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      operation.abort();
+    }, timeoutMs);
+    const onAbort = () => operation.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const aborted = () => signal?.aborted === true && !timedOut;
+    const failures = this.failures;
+    try {
+      try {
+        await this.log.catchUp(operation.signal);
+      } catch {
+        // Not having read the log to its end is "cannot confirm": fail closed, ask nothing.
+        if (aborted()) throw new ApprovalGatewayError('APPROVAL.ABORTED', approvalId);
+        throw new ApprovalGatewayError(this.closed ? 'APPROVAL.CLOSED' : 'APPROVAL.UNAVAILABLE', approvalId);
+      }
+      let published = false;
+      if (!this.state.approvals.has(approvalId)) published = await this.appendOnce(approvalId, event);
+      // The reader may have failed while we appended: nothing would ever wake this wait.
+      if (this.failures !== failures) throw new ApprovalGatewayError('APPROVAL.UNAVAILABLE', approvalId);
+      const approval = await this.waitTerminal(approvalId, operation.signal);
+      if (!approval) {
+        if (aborted()) {
+          await this.withdraw(approvalId, request, published);
+          throw new ApprovalGatewayError('APPROVAL.ABORTED', approvalId);
+        }
+        // Our own deadline passed: the request stays, its deadline on the log governs.
+        throw new ApprovalGatewayError('APPROVAL.TIMEOUT', approvalId);
+      }
+      switch (approval.status) {
+        case 'approved':
+        case 'approved-with-edits': {
+          const grant = grantFromApproval({ approvals: new Map([[approvalId, approval]]), history: new Map() }, approvalId);
+          if (!grant) throw new ApprovalGatewayError('APPROVAL.UNAVAILABLE', approvalId);
+          return Object.freeze({ grant, published });
+        }
+        case 'denied':
+          throw new ApprovalGatewayError('APPROVAL.DENIED', approvalId);
+        case 'expired':
+          throw new ApprovalGatewayError('APPROVAL.EXPIRED', approvalId);
+        case 'cancelled':
+          throw new ApprovalGatewayError('APPROVAL.CANCELLED', approvalId);
+        default: {
+          const exhaustive: never = approval;
+          return exhaustive;
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private requestEvent(request: ApprovalRequestInput) {
+    try {
+      if (request === null || typeof request !== 'object') throw new TypeError('request must be an object');
+      const approvalId = approvalIdForScope(request.scope);
+      const event = createEvent(
+        ApprovalRequestedV1,
+        {
+          source: this.options.source,
+          tenant: request.scope.tenant,
+          subject: approvalId,
+          ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
+          ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
+        },
+        {
+          approvalId,
+          scope: { tenant: request.scope.tenant, connectorId: request.scope.connectorId, executionId: request.scope.executionId, argumentsHash: request.scope.argumentsHash },
+          arguments: request.arguments,
+          redactedPaths: [...(request.redactedPaths ?? [])],
+          ...(request.inputSchema === undefined ? {} : { inputSchema: request.inputSchema }),
+          ...(request.toolDescription === undefined ? {} : { toolDescription: request.toolDescription }),
+          ...(request.dryRunPreview === undefined ? {} : { dryRunPreview: request.dryRunPreview }),
+          requester: request.requester,
+          reason: request.reason,
+          deadline: request.deadline,
+        },
+      );
+      return { approvalId, event };
+    } catch {
+      // The contract error names fields and values; the caller learns only that it was invalid.
+      throw new ApprovalGatewayError('APPROVAL.REQUEST_INVALID');
+    }
+  }
+
+  /** Appends the request unless this gateway already did (concurrent callers share one append). */
+  private async appendOnce(approvalId: string, event: ApprovalEvent): Promise<boolean> {
+    const earlier = this.appended.get(approvalId);
+    if (earlier) {
+      try {
+        await earlier;
+        return false;
+      } catch {
+        // The earlier append failed: this caller tries its own.
+      }
+    }
+    const append = this.log.append(event);
+    this.appended.set(approvalId, append);
+    try {
+      await append;
+      return true;
+    } catch {
+      if (this.appended.get(approvalId) === append) this.appended.delete(approvalId);
+      throw new ApprovalGatewayError(this.closed ? 'APPROVAL.CLOSED' : 'APPROVAL.UNAVAILABLE', approvalId);
+    }
+  }
+
+  /** The approval once terminal; undefined when `signal` aborts first. */
+  private waitTerminal(approvalId: string, signal: AbortSignal): Promise<TerminalApproval | undefined> {
+    const now = this.state.approvals.get(approvalId);
+    if (terminal(now)) return Promise.resolve(now);
+    if (signal.aborted) return Promise.resolve(undefined);
+    if (this.closed) return Promise.reject(new ApprovalGatewayError('APPROVAL.CLOSED', approvalId));
+    return new Promise((resolve, reject) => {
+      const waiters = this.waiters.get(approvalId) ?? new Set<Waiter>();
+      this.waiters.set(approvalId, waiters);
+      const onAbort = () => waiter.settle(undefined);
+      const waiter: Waiter = {
+        settle: (approval, error) => {
+          waiters.delete(waiter);
+          if (waiters.size === 0 && this.waiters.get(approvalId) === waiters) this.waiters.delete(approvalId);
+          signal.removeEventListener('abort', onAbort);
+          if (error) reject(error);
+          else resolve(approval);
+        },
+      };
+      waiters.add(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Best effort: withdraws a pending request nobody else in this process still waits for. */
+  private async withdraw(approvalId: string, request: ApprovalRequestInput, published: boolean): Promise<void> {
+    const current = this.state.approvals.get(approvalId);
+    if (current ? current.status !== 'pending' : !published) return;
+    if ((this.waiters.get(approvalId)?.size ?? 0) > 0) return;
+    try {
+      const event = createEvent(
+        ApprovalCancelledV1,
+        {
+          source: this.options.source,
+          tenant: request.scope.tenant,
+          subject: approvalId,
+          ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
+          ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
+        },
+        { approvalId, by: request.requester, reason: CANCEL_REASON },
+      );
+      await within(
+        this.log.append(event).catch(() => undefined),
+        this.options.cancelTimeoutMs,
+      );
+    } catch {
+      // Best effort: the request's deadline on the log still ends it.
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.failAll('APPROVAL.CLOSED');
+    await this.log.close();
+  }
+}

@@ -1,0 +1,167 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { approvalIdForScope } from '@gatehouse/approvals';
+import { ApprovalDecidedV1, ApprovalExpiredV1, createEvent, type JsonValue, type Scope, type TopicEvent } from '@gatehouse/contracts';
+import { createKafkaClient, EventProducer, replayTopic } from '@gatehouse/kafka';
+import { provisionedNamespace, randomNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { type Kafka } from 'kafkajs';
+import { createKafkaApprovalGateway, type KafkaApprovalGateway } from './kafka-approval-gateway.js';
+import { type ApprovalRequestInput } from './types.js';
+
+let kafka: Kafka;
+let reviewer: EventProducer | undefined;
+const open: KafkaApprovalGateway[] = [];
+
+beforeAll(() => {
+  kafka = testKafka('approvals-gateway-int');
+});
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((g) => g.close()));
+  await reviewer?.close();
+  reviewer = undefined;
+});
+
+afterAll(async () => {
+  await Promise.all(open.splice(0).map((g) => g.close()));
+});
+
+const hash = (s: string) => createHash('sha256').update(s).digest('hex');
+const requester = { id: 'agent:billing', role: 'agent', kind: 'agent' as const };
+const alice = { id: 'user:alice', role: 'approver', kind: 'human' as const };
+
+function request(executionId: string, deadlineMs = 60_000): ApprovalRequestInput {
+  const scope: Scope = { tenant: 'acme', connectorId: 'payments.refund', executionId, argumentsHash: hash(executionId) };
+  return { scope, arguments: { amount: 5 }, requester, reason: 'refunds need a person', deadline: new Date(Date.now() + deadlineMs).toISOString(), correlationId: executionId };
+}
+const idOf = (r: ApprovalRequestInput) => approvalIdForScope(r.scope);
+
+function gateway(namespace: string, client: Kafka = kafka, extra: { replayTimeoutMs?: number } = {}): KafkaApprovalGateway {
+  const g = createKafkaApprovalGateway({ kafka: client, namespace, source: 'guard:int-test', ...extra });
+  open.push(g);
+  return g;
+}
+
+async function review(namespace: string, approvalId: string, verdict: 'approve' | 'deny' | 'approve-with-edits', editedArguments?: JsonValue): Promise<void> {
+  reviewer ??= await EventProducer.connect(kafka, { namespace });
+  await reviewer.publish('approvals', createEvent(ApprovalDecidedV1, { source: 'service:approval', tenant: 'acme', subject: approvalId }, { approvalId, verdict, reviewer: alice, ...(editedArguments === undefined ? {} : { editedArguments }) }));
+}
+
+async function log(namespace: string): Promise<TopicEvent<'approvals'>[]> {
+  const events: TopicEvent<'approvals'>[] = [];
+  await replayTopic(kafka, 'approvals', { namespace, onRecord: (r) => void events.push(r.event) });
+  return events;
+}
+
+/** Polls the topic until `approvalId` has a request on it. */
+async function requested(namespace: string, approvalId: string): Promise<void> {
+  await waitFor(async () => ((await log(namespace)).some((e) => e.type === 'ApprovalRequested' && e.payload.approvalId === approvalId) ? true : undefined), { what: 'the approval request on the log' });
+}
+
+describe('Kafka approval gateway on the real broker', () => {
+  it('asks once, waits, and resolves with the grant when a reviewer approves', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const g = gateway(namespace);
+    const r = request('wf/run-approve');
+    const waiting = g.awaitApproval(r, { timeoutMs: 30_000 });
+    await requested(namespace, idOf(r));
+    await review(namespace, idOf(r), 'approve');
+    await expect(waiting).resolves.toMatchObject({ published: true, grant: { approvalId: idOf(r), scope: r.scope, reviewer: alice } });
+    const events = await log(namespace);
+    expect(events.map((e) => e.type)).toEqual(['ApprovalRequested', 'ApprovalDecided']);
+    expect(events[0]).toMatchObject({ subject: idOf(r), tenant: 'acme', correlationId: 'wf/run-approve', source: 'guard:int-test' });
+    expect(g.stats()).toMatchObject({ readersStarted: 1, poison: 0 });
+  });
+
+  it('hands over edited arguments, and fails closed on a denial', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const g = gateway(namespace);
+    const edited = request('wf/run-edit');
+    const denied = request('wf/run-deny');
+    const editing = g.awaitApproval(edited, { timeoutMs: 30_000 });
+    const denying = g.awaitApproval(denied, { timeoutMs: 30_000 });
+    await requested(namespace, idOf(edited));
+    await requested(namespace, idOf(denied));
+    await review(namespace, idOf(edited), 'approve-with-edits', { amount: 2 });
+    await review(namespace, idOf(denied), 'deny');
+    await expect(editing).resolves.toMatchObject({ grant: { editedArguments: { amount: 2 } } });
+    await expect(denying).rejects.toMatchObject({ code: 'APPROVAL.DENIED', details: { approvalId: idOf(denied) } });
+  });
+
+  it('fails closed when the approval expires on the log', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const g = gateway(namespace);
+    const r = request('wf/run-expire', 1_500);
+    const waiting = g.awaitApproval(r, { timeoutMs: 30_000 });
+    await requested(namespace, idOf(r));
+    const deadline = Date.parse(r.deadline);
+    await waitFor(() => (Date.now() > deadline + 100 ? true : undefined), { what: 'the deadline to pass' });
+    reviewer = await EventProducer.connect(kafka, { namespace });
+    await reviewer.publish('approvals', createEvent(ApprovalExpiredV1, { source: 'service:approval', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), deadline: r.deadline }));
+    await expect(waiting).rejects.toMatchObject({ code: 'APPROVAL.EXPIRED' });
+  });
+
+  it('times out without withdrawing the request, and withdraws it when the caller aborts', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const g = gateway(namespace);
+    const slow = request('wf/run-timeout');
+    await expect(g.awaitApproval(slow, { timeoutMs: 3_000 })).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
+    const aborted = request('wf/run-abort');
+    const controller = new AbortController();
+    const waiting = g.awaitApproval(aborted, { timeoutMs: 30_000, signal: controller.signal });
+    await requested(namespace, idOf(aborted));
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ code: 'APPROVAL.ABORTED' });
+    const events = await log(namespace);
+    expect(events.map((e) => `${e.type}:${e.payload.approvalId === idOf(slow) ? 'slow' : 'aborted'}`)).toEqual(['ApprovalRequested:slow', 'ApprovalRequested:aborted', 'ApprovalCancelled:aborted']);
+    expect(events[2]?.payload).toMatchObject({ by: requester });
+  });
+
+  it('serves two gateways (two processes) and several waiters in one gateway at once', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const a = gateway(namespace, testKafka('approvals-process-a'));
+    const b = gateway(namespace, testKafka('approvals-process-b'));
+    const forA = [1, 2, 3, 4].map((i) => request(`wf/run-a${i}`));
+    const forB = [1, 2].map((i) => request(`wf/run-b${i}`));
+    // Outcomes are observed at once: a denial may settle before the others are decided.
+    const outcome = (p: Promise<unknown>) => p.then(() => 'granted', (e: { code?: string }) => e.code);
+    const waits = [...forA.map((r) => outcome(a.awaitApproval(r, { timeoutMs: 45_000 }))), ...forB.map((r) => outcome(b.awaitApproval(r, { timeoutMs: 45_000 })))];
+    for (const r of [...forA, ...forB]) await requested(namespace, idOf(r));
+    // Decisions in reverse order of the requests, one denial among them.
+    const all = [...forA, ...forB].reverse();
+    for (const r of all) await review(namespace, idOf(r), r === forA[1] ? 'deny' : 'approve');
+    expect(await Promise.all(waits)).toEqual(['granted', 'APPROVAL.DENIED', 'granted', 'granted', 'granted', 'granted']);
+    expect(a.stats().readersStarted).toBe(1);
+    expect(b.stats().readersStarted).toBe(1);
+  });
+
+  it('a restarted process finds the decision by replay and never asks twice', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const r = request('wf/run-restart');
+    const first = gateway(namespace);
+    await expect(first.awaitApproval(r, { timeoutMs: 3_000 })).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
+    await first.close(); // the process dies while waiting
+    const second = gateway(namespace);
+    const waiting = second.awaitApproval(r, { timeoutMs: 30_000 }); // still pending: it just waits
+    await review(namespace, idOf(r), 'approve');
+    await expect(waiting).resolves.toMatchObject({ published: false, grant: { approvalId: idOf(r) } });
+    const third = gateway(namespace); // started after the decision
+    await expect(third.awaitApproval(r, { timeoutMs: 30_000 })).resolves.toMatchObject({ published: false });
+    const requests = (await log(namespace)).filter((e) => e.type === 'ApprovalRequested');
+    expect(requests).toHaveLength(1);
+  });
+
+  it('fails closed when the broker cannot be reached', async () => {
+    const unreachable = createKafkaClient({ brokers: ['127.0.0.1:1'], clientId: 'approvals-unreachable', connectionTimeoutMs: 500 }, () => undefined);
+    const g = gateway(randomNamespace(), unreachable);
+    const started = Date.now();
+    await expect(g.awaitApproval(request('wf/run-down'), { timeoutMs: 2_000 })).rejects.toMatchObject({ code: 'APPROVAL.UNAVAILABLE', retryable: true });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('fails closed when the approvals topic does not exist', async () => {
+    const quiet = createKafkaClient({ brokers: ['127.0.0.1:9092'], clientId: 'approvals-no-topic' }, () => undefined);
+    const g = gateway(randomNamespace(), quiet, { replayTimeoutMs: 3_000 });
+    await expect(g.awaitApproval(request('wf/run-no-topic'), { timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'APPROVAL.UNAVAILABLE' });
+  });
+});

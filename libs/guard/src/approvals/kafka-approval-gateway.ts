@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import { type ApprovalEvent } from '@gatehouse/approvals';
+import { topicName } from '@gatehouse/contracts';
+import { EventProducer, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
+import { type Admin, type Kafka } from 'kafkajs';
+import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
+import { type ApprovalGateway } from './types.js';
+
+export interface KafkaApprovalGatewayOptions {
+  readonly kafka: Kafka;
+  /** Topic namespace (see `topicName`); omit in production. */
+  readonly namespace?: string;
+  /** Envelope source of appended events (default `guard:approvals-<random>`). */
+  readonly source?: string;
+  /** Default wait for a decision, ms (default 60,000); `awaitApproval` may pass its own. */
+  readonly defaultTimeoutMs?: number;
+  /** Longest the first replay (from offset 0) may take, ms (default 30,000). Past it calls fail closed. */
+  readonly replayTimeoutMs?: number;
+  /** Longest a best-effort cancellation may take, ms (default 5,000). */
+  readonly cancelTimeoutMs?: number;
+  /** Longest a fetch of the tail waits for new records, ms (default 100): the decision latency bound. */
+  readonly maxWaitTimeInMs?: number;
+}
+
+const OPTION_FIELDS = new Set(['kafka', 'namespace', 'source', 'defaultTimeoutMs', 'replayTimeoutMs', 'cancelTimeoutMs', 'maxWaitTimeInMs']);
+
+/** Counters of the shared reader, for metrics and tests. */
+export interface KafkaApprovalGatewayStats {
+  /** Readers started (a crashed reader is replaced on the next call). */
+  readonly readersStarted: number;
+  /** Records the reader handed to the fold. */
+  readonly records: number;
+  /** Records that failed their contract and were skipped (never applied). */
+  readonly poison: number;
+}
+
+export interface KafkaApprovalGateway extends ApprovalGateway {
+  stats(): KafkaApprovalGatewayStats;
+}
+
+interface Reader {
+  readonly admin: Admin;
+  readonly tail: TailHandle;
+}
+
+interface CatchUpWaiter {
+  readonly ends: ReadonlyMap<number, bigint>;
+  resolve(): void;
+  reject(): void;
+}
+
+/** Rejects when `signal` aborts; `promise` keeps running (and is observed, so it never goes unhandled). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  promise.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error('log unavailable'));
+      },
+    );
+  });
+}
+
+/**
+ * The approvals topic as an `ApprovalLog`: ONE reader per gateway, started on first use,
+ * replays the topic from offset 0 and then tails it, handing every record to the fold. A
+ * catch-up reads the topic's end offsets at that moment and waits until the tail's positions
+ * pass them, so the fold includes everything that was on the log when the call began.
+ */
+class KafkaApprovalLog implements ApprovalLog {
+  private reader: Promise<Reader> | undefined;
+  private tail: TailHandle | undefined;
+  private producer: Promise<EventProducer> | undefined;
+  private readonly catchUps = new Set<CatchUpWaiter>();
+  private closed = false;
+  readonly counters = { readersStarted: 0, records: 0, poison: 0 };
+
+  constructor(
+    private readonly options: { kafka: Kafka; namespace: string | undefined; replayTimeoutMs: number; maxWaitTimeInMs: number },
+    private readonly listener: ApprovalLogListener,
+  ) {}
+
+  private get topic(): string {
+    return topicName('approvals', this.options.namespace);
+  }
+
+  private ensureReader(): Promise<Reader> {
+    if (this.closed) return Promise.reject(new Error('closed'));
+    if (!this.reader) {
+      const started = this.startReader();
+      this.reader = started;
+      started.catch(() => {
+        // A reader that never started is forgotten, so the next call tries again.
+        if (this.reader === started) this.reader = undefined;
+      });
+    }
+    return this.reader;
+  }
+
+  private async startReader(): Promise<Reader> {
+    const { kafka, namespace } = this.options;
+    this.counters.readersStarted += 1;
+    this.listener.reset();
+    const admin = kafka.admin();
+    let tail: TailHandle | undefined;
+    try {
+      await admin.connect();
+      const onRecord = ({ event, logTime }: { event: ApprovalEvent; logTime: Date }) => {
+        this.counters.records += 1;
+        this.listener.record(event, logTime.getTime());
+      };
+      const onPoison = () => {
+        this.counters.poison += 1;
+      };
+      const replayed = await replayTopic(kafka, 'approvals', { namespace, onRecord, onPoison, timeoutMs: this.options.replayTimeoutMs });
+      if (this.closed) throw new Error('closed');
+      tail = await tailTopic(kafka, 'approvals', {
+        namespace,
+        fromOffsets: replayed.nextOffsets,
+        onRecord,
+        onPoison,
+        maxWaitTimeInMs: this.options.maxWaitTimeInMs,
+        onBatchEnd: () => this.checkCatchUps(),
+        onCrash: () => void this.readerFailed(),
+      });
+      if (this.closed) throw new Error('closed');
+      this.tail = tail;
+      return { admin, tail };
+    } catch (error) {
+      await tail?.stop().catch(() => undefined);
+      await admin.disconnect().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The tail stopped for good: every waiter fails closed, and the next call starts over from offset 0. */
+  private async readerFailed(): Promise<void> {
+    const reader = this.reader;
+    this.reader = undefined;
+    this.tail = undefined;
+    this.listener.failed();
+    for (const waiter of [...this.catchUps]) waiter.reject();
+    this.catchUps.clear();
+    const resolved = await reader?.catch(() => undefined);
+    await resolved?.tail.stop().catch(() => undefined);
+    await resolved?.admin.disconnect().catch(() => undefined);
+  }
+
+  private reached(ends: ReadonlyMap<number, bigint>): boolean {
+    const positions = this.tail?.positions() ?? {};
+    for (const [partition, end] of ends) {
+      const position = positions[partition];
+      if (end > 0n && (position === undefined || BigInt(position) < end)) return false;
+    }
+    return true;
+  }
+
+  private checkCatchUps(): void {
+    for (const waiter of [...this.catchUps]) {
+      if (this.reached(waiter.ends)) {
+        this.catchUps.delete(waiter);
+        waiter.resolve();
+      }
+    }
+  }
+
+  async catchUp(signal: AbortSignal): Promise<void> {
+    const reader = await untilAborted(this.ensureReader(), signal);
+    const offsets = await untilAborted(reader.admin.fetchTopicOffsets(this.topic), signal);
+    const ends = new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
+    if (this.reached(ends)) return;
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this.catchUps.delete(waiter);
+        reject(new Error('aborted'));
+      };
+      const waiter: CatchUpWaiter = {
+        ends,
+        resolve: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: () => {
+          signal.removeEventListener('abort', onAbort);
+          reject(new Error('reader failed'));
+        },
+      };
+      this.catchUps.add(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+      // The tail may have passed the ends between the check above and now.
+      this.checkCatchUps();
+    });
+  }
+
+  async append(event: ApprovalEvent): Promise<void> {
+    if (this.closed) throw new Error('closed');
+    if (!this.producer) {
+      const connecting = EventProducer.connect(this.options.kafka, { namespace: this.options.namespace });
+      this.producer = connecting;
+      connecting.catch(() => {
+        if (this.producer === connecting) this.producer = undefined;
+      });
+    }
+    const producer = await this.producer;
+    await producer.publish('approvals', event);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const waiter of [...this.catchUps]) waiter.reject();
+    this.catchUps.clear();
+    const reader = this.reader;
+    const producer = this.producer;
+    this.reader = undefined;
+    this.producer = undefined;
+    const started = await reader?.catch(() => undefined);
+    await started?.tail.stop().catch(() => undefined);
+    await started?.admin.disconnect().catch(() => undefined);
+    const connected = await producer?.catch(() => undefined);
+    await connected?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The approvals client of an agent process: asks reviewers through `gatehouse.approvals.v1`
+ * and waits for their decision, replayed and folded by the shared fold. One reader per
+ * gateway serves every waiting call; create one gateway per process and share it.
+ */
+export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions): KafkaApprovalGateway {
+  const where = 'createKafkaApprovalGateway';
+  if (options === null || typeof options !== 'object') throw new TypeError(`${where}: options are required`);
+  const unknown = Object.keys(options).filter((k) => !OPTION_FIELDS.has(k));
+  if (unknown.length > 0) throw new TypeError(`${where}: unknown option ${unknown.map((k) => `"${k}"`).join(', ')}`);
+  if (options.kafka === null || typeof options.kafka !== 'object' || typeof (options.kafka as { admin?: unknown }).admin !== 'function') throw new TypeError(`${where}: kafka must be a kafkajs client`);
+  if (options.namespace !== undefined && (typeof options.namespace !== 'string' || options.namespace.length === 0)) throw new TypeError(`${where}: namespace must be a non-empty string`);
+  if (options.source !== undefined && (typeof options.source !== 'string' || options.source.length === 0 || options.source.length > 256)) throw new TypeError(`${where}: source must be a non-empty string`);
+  const defaultTimeoutMs = options.defaultTimeoutMs === undefined ? 60_000 : validateTimeout(options.defaultTimeoutMs, 'defaultTimeoutMs', where);
+  const replayTimeoutMs = options.replayTimeoutMs === undefined ? 30_000 : validateTimeout(options.replayTimeoutMs, 'replayTimeoutMs', where);
+  const cancelTimeoutMs = options.cancelTimeoutMs === undefined ? 5_000 : validateTimeout(options.cancelTimeoutMs, 'cancelTimeoutMs', where);
+  const maxWaitTimeInMs = options.maxWaitTimeInMs === undefined ? 100 : validateTimeout(options.maxWaitTimeInMs, 'maxWaitTimeInMs', where);
+  let log: KafkaApprovalLog | undefined;
+  const core = new ApprovalGatewayCore(
+    (listener) => (log = new KafkaApprovalLog({ kafka: options.kafka, namespace: options.namespace, replayTimeoutMs, maxWaitTimeInMs }, listener)),
+    { source: options.source ?? `guard:approvals-${randomUUID().slice(0, 8)}`, defaultTimeoutMs, cancelTimeoutMs },
+  );
+  const counters = (log as KafkaApprovalLog | undefined)?.counters ?? { readersStarted: 0, records: 0, poison: 0 };
+  return Object.freeze({
+    awaitApproval: core.awaitApproval.bind(core),
+    close: core.close.bind(core),
+    stats: () => ({ ...counters }),
+  });
+}

@@ -1,0 +1,59 @@
+import { type ApprovalGrant } from '@gatehouse/approvals';
+import { type Actor, type JsonValue, type Scope } from '@gatehouse/contracts';
+
+/** What a caller asks a reviewer: the payload of `ApprovalRequested`, minus the id (derived from the scope). */
+export interface ApprovalRequestInput {
+  /** The exact call; the approval id is `approvalIdForScope(scope)`. */
+  readonly scope: Scope;
+  /** Arguments as the reviewer must see them, already redacted. */
+  readonly arguments: JsonValue;
+  /** JSON pointers of the values that were redacted in `arguments`. */
+  readonly redactedPaths?: readonly string[];
+  /** JSON Schema of the tool's input, so a reviewer's edit can be validated. */
+  readonly inputSchema?: Record<string, JsonValue>;
+  readonly toolDescription?: string;
+  /** The connector's dry-run result, when it has one. */
+  readonly dryRunPreview?: JsonValue;
+  readonly requester: Actor;
+  /** Static text: why approval is needed. */
+  readonly reason: string;
+  /** ISO instant after which the request is void (judged by the log's append time). */
+  readonly deadline: string;
+  /** Correlation id of the envelope: the run id the audit records use. */
+  readonly correlationId?: string;
+  /** W3C traceparent of the request. */
+  readonly traceparent?: string;
+}
+
+export interface AwaitApprovalOptions {
+  /**
+   * How long to wait for a terminal decision, ms (default 60,000). Past it the wait fails
+   * with `APPROVAL.TIMEOUT`; the request stays on the log (its deadline governs), so a retry
+   * of the same call finds it and waits again.
+   */
+  readonly timeoutMs?: number;
+  /** Aborting withdraws the request (`ApprovalCancelled`, best effort) and fails with `APPROVAL.ABORTED`. */
+  readonly signal?: AbortSignal;
+}
+
+/** A grant the log confers, and whether this call was the one that asked for it. */
+export interface GrantedApproval {
+  readonly grant: ApprovalGrant;
+  /** True when this call appended the request; false when it found one on the log. */
+  readonly published: boolean;
+}
+
+/**
+ * Asks a person through the approvals log and waits for the decision. The log is the
+ * arbiter: the outcome is what the shared fold (`@gatehouse/approvals`) makes of it.
+ */
+export interface ApprovalGateway {
+  /**
+   * Finds the approval for `request.scope` on the log, or appends the request when there is
+   * none, then waits until the approval is terminal. Resolves with the grant when approved
+   * (with or without edits); rejects with an `ApprovalGatewayError` otherwise.
+   */
+  awaitApproval(request: ApprovalRequestInput, options?: AwaitApprovalOptions): Promise<GrantedApproval>;
+  /** Stops reading and writing; pending waits fail with `APPROVAL.CLOSED`. */
+  close(): Promise<void>;
+}
