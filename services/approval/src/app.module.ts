@@ -12,6 +12,7 @@ import { DecideApprovalController } from './decide-approval/decide-approval.http
 import { ApprovalEngine } from './engine/approval-engine.js';
 import { GetApprovalController } from './get-approval/get-approval.http.controller.js';
 import { ApprovalExceptionFilter } from './http/approval-exception.filter.js';
+import { InboxController } from './inbox/inbox.http.controller.js';
 import { ListApprovalsController } from './list-approvals/list-approvals.http.controller.js';
 import { OpenApiController } from './openapi/openapi.http.controller.js';
 import { APPROVAL_ENGINE, APPROVAL_OPTIONS } from './tokens.js';
@@ -25,7 +26,7 @@ export class ApprovalModule implements OnModuleDestroy {
     return {
       module: ApprovalModule,
       imports: [ServiceRuntimeModule.forRoot({ config, migrations: APPROVAL_MIGRATIONS })],
-      controllers: [ListApprovalsController, ApprovalEventsController, ApprovalStatusController, GetApprovalController, DecideApprovalController, OpenApiController],
+      controllers: [ListApprovalsController, ApprovalEventsController, ApprovalStatusController, GetApprovalController, DecideApprovalController, OpenApiController, InboxController],
       providers: [
         { provide: APPROVAL_OPTIONS, useValue: options },
         {
