@@ -19,6 +19,17 @@ if ! command -v kcat >/dev/null 2>&1; then
   fi
 fi
 
+# The approval inbox's browser test drives Debian's Chromium through playwright-core (no browser
+# is ever downloaded). Install the package when it is missing and no other binary is named.
+if [ -z "${GATEHOUSE_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+  echo "setup: installing chromium (apt-get)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null
+  else
+    sudo apt-get update -qq >/dev/null && sudo apt-get install -y -qq chromium >/dev/null
+  fi
+fi
+
 # The tests get a broker of their own: fresh data every run, its own ports, so a broker
 # left running by `npm run demo -- --keep` is neither reused nor disturbed.
 export GATEHOUSE_STATE_DIR="$ROOT/.gatehouse/test"
