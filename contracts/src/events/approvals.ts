@@ -22,6 +22,19 @@ export const ApprovalRequestedV1 = defineEvent(
     reason: z.string().max(512),
     /** The request is void after this instant (compared with the log's append time). */
     deadline: z.iso.datetime({ offset: true }),
+    /**
+     * `required` distinct approvals from the listed reviewers settle it (any of them may deny);
+     * absent: the first decision does. Part of the request, so every fold counts the same way.
+     */
+    quorum: z
+      .object({
+        required: z.number().int().min(2).max(10),
+        reviewers: z.array(z.string().min(1).max(256)).min(2).max(50),
+      })
+      .refine((q) => q.required <= q.reviewers.length && new Set(q.reviewers).size === q.reviewers.length, {
+        message: 'required must not exceed the number of distinct reviewers listed',
+      })
+      .optional(),
   }),
 );
 export type ApprovalRequested = z.infer<typeof ApprovalRequestedV1>;

@@ -36,6 +36,9 @@ export class CreateApprovalProjection1764662400000 implements MigrationInterface
         comment text,
         edited_arguments jsonb,
         expiry_cause text,
+        -- Under a quorum: its rule, and the approvals counted so far.
+        quorum jsonb,
+        votes jsonb NOT NULL,
         history jsonb NOT NULL,
         partition integer NOT NULL,
         last_offset bigint NOT NULL,

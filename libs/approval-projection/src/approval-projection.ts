@@ -69,6 +69,8 @@ function approvalRow(state: ApprovalsState, approval: Approval, touch: Touch) {
     requested_at: approval.requestedAt,
     deadline: approval.deadline,
     ...settlement(approval),
+    quorum: request.quorum ?? null,
+    votes: approval.votes.map((v) => ({ reviewer: v.reviewer, at: iso(v.at), ...(v.comment !== undefined && { comment: v.comment }) })),
     history: storedHistory(state.history.get(approval.approvalId) ?? []),
     partition: touch.partition,
     last_offset: touch.offset.toString(),
@@ -80,19 +82,19 @@ async function upsertApprovals(manager: EntityManager, schemaSql: string, rows: 
     `INSERT INTO ${schemaSql}.approvals
        (approval_id, status, tenant, connector_id, execution_id, arguments_hash, requester_id, requester, reason, arguments,
         redacted_paths, input_schema, tool_description, dry_run_preview, requested_at, deadline, settled_at, settled_by,
-        comment, edited_arguments, expiry_cause, history, partition, last_offset, updated_at)
+        comment, edited_arguments, expiry_cause, quorum, votes, history, partition, last_offset, updated_at)
      SELECT r.approval_id, r.status, r.tenant, r.connector_id, r.execution_id, r.arguments_hash, r.requester_id, r.requester,
             r.reason, r.arguments -> 'v', r.redacted_paths, r.input_schema, r.tool_description, r.dry_run_preview -> 'v',
             to_timestamp(r.requested_at / 1000.0), to_timestamp(r.deadline / 1000.0), to_timestamp(r.settled_at / 1000.0),
-            r.settled_by, r.comment, r.edited_arguments -> 'v', r.expiry_cause, r.history, r.partition, r.last_offset, now()
+            r.settled_by, r.comment, r.edited_arguments -> 'v', r.expiry_cause, r.quorum, r.votes, r.history, r.partition, r.last_offset, now()
        FROM jsonb_to_recordset($1::jsonb) AS r(approval_id text, status text, tenant text, connector_id text, execution_id text,
             arguments_hash text, requester_id text, requester jsonb, reason text, arguments jsonb, redacted_paths jsonb,
             input_schema jsonb, tool_description text, dry_run_preview jsonb, requested_at bigint, deadline bigint,
-            settled_at bigint, settled_by jsonb, comment text, edited_arguments jsonb, expiry_cause text, history jsonb,
+            settled_at bigint, settled_by jsonb, comment text, edited_arguments jsonb, expiry_cause text, quorum jsonb, votes jsonb, history jsonb,
             partition integer, last_offset bigint)
      ON CONFLICT (approval_id) DO UPDATE SET
        status = EXCLUDED.status, settled_at = EXCLUDED.settled_at, settled_by = EXCLUDED.settled_by, comment = EXCLUDED.comment,
-       edited_arguments = EXCLUDED.edited_arguments, expiry_cause = EXCLUDED.expiry_cause, history = EXCLUDED.history,
+       edited_arguments = EXCLUDED.edited_arguments, expiry_cause = EXCLUDED.expiry_cause, votes = EXCLUDED.votes, history = EXCLUDED.history,
        partition = EXCLUDED.partition, last_offset = EXCLUDED.last_offset, updated_at = now()`,
     [JSON.stringify(rows)],
   );

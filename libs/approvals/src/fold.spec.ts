@@ -263,3 +263,50 @@ describe('cancellation', () => {
     expect(grantFromApproval(state, id)).toMatchObject({ approvalId: id });
   });
 });
+
+describe('quorum', () => {
+  const carol = { id: 'user:carol', role: 'approver', kind: 'human' as const };
+  const quorumRequest = () =>
+    createEvent(ApprovalRequestedV1, meta(), {
+      approvalId: id,
+      scope,
+      arguments: { amount: 5 },
+      requester,
+      reason: 'large refunds need two people',
+      deadline: new Date(DEADLINE).toISOString(),
+      quorum: { required: 2, reviewers: [alice.id, bob.id, carol.id] },
+    });
+  const quorumState = () => {
+    const state = createApprovalsState();
+    expect(applyApprovalEvent(state, quorumRequest(), T0)).toEqual({ kind: 'accepted' });
+    return state;
+  };
+
+  it('counts approvals from distinct listed reviewers and settles at the required number', () => {
+    const state = quorumState();
+    expect(applyApprovalEvent(state, decided('approve', alice), T0 + 1)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'pending', votes: [{ reviewer: alice, at: T0 + 1 }] });
+    expect(grantFromApproval(state, id)).toBeUndefined();
+    expect(applyApprovalEvent(state, decided('approve', alice), T0 + 2)).toEqual({ kind: 'rejected', reason: 'already-voted' });
+    expect(applyApprovalEvent(state, decided('approve', bob), T0 + 3)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'approved', reviewer: bob, decidedAt: T0 + 3, votes: [{ reviewer: alice }, { reviewer: bob }] });
+    expect(grantFromApproval(state, id)).toMatchObject({ approvalId: id, reviewer: bob });
+    expect(applyApprovalEvent(state, decided('approve', carol), T0 + 4)).toEqual({ kind: 'rejected', reason: 'already-decided' });
+  });
+
+  it('lets any listed reviewer deny, ignores the unlisted, and refuses edits', () => {
+    const state = quorumState();
+    const mallory = { id: 'user:mallory', role: 'approver' };
+    expect(applyApprovalEvent(state, decided('approve', mallory), T0 + 1)).toEqual({ kind: 'rejected', reason: 'not-a-quorum-reviewer' });
+    expect(applyApprovalEvent(state, edited({ amount: 1 }, alice), T0 + 2)).toEqual({ kind: 'rejected', reason: 'edits-need-single-reviewer' });
+    applyApprovalEvent(state, decided('approve', alice), T0 + 3);
+    expect(applyApprovalEvent(state, decided('deny', carol), T0 + 4)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'denied', reviewer: carol, votes: [{ reviewer: alice }] });
+  });
+
+  it('refuses a quorum that asks for more approvals than it lists reviewers', () => {
+    expect(() =>
+      createEvent(ApprovalRequestedV1, meta(), { ...quorumRequest().payload, quorum: { required: 3, reviewers: [alice.id, alice.id, bob.id] } }),
+    ).toThrow();
+  });
+});

@@ -25,8 +25,8 @@ function settle(state: ApprovalsState, next: Approval): void {
 
 /** What a settled approval keeps of its request. */
 function pendingBase(approval: Approval) {
-  const { approvalId, request, requestedAt, deadline, requestEventId, correlationId } = approval;
-  return { approvalId, request, requestedAt, deadline, requestEventId, ...(correlationId !== undefined && { correlationId }) };
+  const { approvalId, request, requestedAt, deadline, votes, requestEventId, correlationId } = approval;
+  return { approvalId, request, requestedAt, deadline, votes, requestEventId, ...(correlationId !== undefined && { correlationId }) };
 }
 
 /** Why a terminal approval refuses any further decision or expiry. */
@@ -84,6 +84,7 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
         request: p,
         requestedAt: logTime,
         deadline: Date.parse(p.deadline),
+        votes: [],
         requestEventId: event.id,
         ...(event.correlationId !== undefined && { correlationId: event.correlationId }),
       });
@@ -103,6 +104,19 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
       }
       if (p.reviewer.id === current.request.requester.id) return reject('self-approval');
       const decision = { reviewer: p.reviewer, decidedAt: logTime, ...(p.comment !== undefined && { comment: p.comment }) };
+      const quorum = current.request.quorum;
+      if (quorum) {
+        if (!quorum.reviewers.includes(p.reviewer.id)) return reject('not-a-quorum-reviewer');
+        if (p.verdict === 'approve-with-edits') return reject('edits-need-single-reviewer');
+        if (p.verdict === 'approve') {
+          if (current.votes.some((v) => v.reviewer.id === p.reviewer.id)) return reject('already-voted');
+          const votes = [...current.votes, Object.freeze({ reviewer: p.reviewer, at: logTime, ...(p.comment !== undefined && { comment: p.comment }) })];
+          // Below the quorum the vote is counted and the approval stays pending.
+          if (votes.length < quorum.required) settle(state, { ...base, votes, status: 'pending' });
+          else settle(state, { ...base, votes, ...decision, status: 'approved' });
+          return accepted;
+        }
+      }
       switch (p.verdict) {
         case 'approve':
           settle(state, { ...base, ...decision, status: 'approved' });

@@ -10,9 +10,19 @@ interface ApprovalBase {
   readonly requestedAt: number;
   /** The request's deadline (ms); a decision logged after it does not count. */
   readonly deadline: number;
+  /** Approvals cast so far under a quorum, oldest first (empty without one). */
+  readonly votes: readonly Vote[];
   /** The request event's id and correlation id: decisions about it carry them on, so the trail joins up. */
   readonly requestEventId: string;
   readonly correlationId?: string;
+}
+
+/** One reviewer's approval counted towards a quorum. */
+export interface Vote {
+  readonly reviewer: Actor;
+  /** Log append time (ms) of the vote. */
+  readonly at: number;
+  readonly comment?: string;
 }
 
 interface Decision {
@@ -60,7 +70,10 @@ export type RejectionReason =
   | 'not-yet-due' // an expiry logged at or before the deadline
   | 'self-approval' // the reviewer is the requester
   | 'scope-mismatch' // a request whose id is not derived from its scope
-  | 'missing-edits'; // approve-with-edits without edited arguments (the contract forbids it)
+  | 'missing-edits' // approve-with-edits without edited arguments (the contract forbids it)
+  | 'not-a-quorum-reviewer' // under a quorum, a decision by someone not listed
+  | 'already-voted' // under a quorum, a second approval by the same reviewer
+  | 'edits-need-single-reviewer'; // under a quorum, approve-with-edits (reviewers could disagree on the edits)
 
 /** One event as the fold saw it, applied or not: the "full history" of an approval. */
 export interface HistoryEntry {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
-import { foldApprovals } from '@gatehouse/approvals';
+import { type ApprovalEvent, foldApprovals } from '@gatehouse/approvals';
 import { ApprovalCancelledV1, createEvent } from '@gatehouse/contracts';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -23,7 +23,8 @@ const carol = testReviewer('user:carol', { tenants: ['globex'] });
 const dave = testReviewer('user:dave', { connectors: ['mail.send'] });
 // The agent that asks is also configured as a reviewer: it must still never decide its own request.
 const agent = testReviewer('agent:billing', { role: 'agent' });
-const REVIEWERS = [alice, bob, carol, dave, agent];
+const frank = testReviewer('user:frank');
+const REVIEWERS = [alice, bob, carol, dave, agent, frank];
 
 beforeAll(async () => {
   kafka = testKafka('approval-service-int-spec');
@@ -253,7 +254,7 @@ describe('racing reviewers', () => {
       ids.push(made.approvalId);
     }
     // A third fold, from offset 0, agrees with both.
-    const records: Parameters<typeof foldApprovals>[0] extends Iterable<infer R> ? R[] : never = [];
+    const records: { event: ApprovalEvent; logTime: number }[] = [];
     await replayTopic(kafka, 'approvals', { namespace: w.namespace, onRecord: (r) => void records.push({ event: r.event, logTime: r.logTime.getTime() }) });
     const replayed = foldApprovals(records);
     for (const id of ids) {
@@ -294,5 +295,24 @@ describe('the projection', () => {
     } finally {
       await sql.destroy();
     }
+  });
+});
+
+describe('quorum', () => {
+  it('counts approvals of the listed reviewers (202) until the required number settles it (200)', async () => {
+    const w = await world();
+    const app = await boot(w);
+    const { approvalId } = await request(w, app, { quorum: { required: 2, reviewers: [alice.id, frank.id, 'user:grace'] } });
+    const first = await decide(app, approvalId, alice, { verdict: 'approve' });
+    expect([first.status, first.body]).toEqual([202, { approvalId, status: 'pending', votes: 1, required: 2 }]);
+    expect((await decide(app, approvalId, alice, { verdict: 'approve' })).body).toMatchObject({ code: 'APPROVAL.ALREADY_VOTED' });
+    // Bob may review this tenant and connector, but is not one of the listed reviewers.
+    expect((await decide(app, approvalId, bob, { verdict: 'approve' })).body).toMatchObject({ code: 'APPROVAL.FORBIDDEN', details: { quorum: true } });
+    expect((await decide(app, approvalId, frank, { verdict: 'approve-with-edits', editedArguments: { orderId: 'o', amount: 1 } })).status).toBe(422);
+    const listed = await app.get<{ votes: { reviewer: { id: string } }[]; status: string }>(`/v1/approvals/${approvalId}`, bearer(bob));
+    expect(listed.body).toMatchObject({ status: 'pending', quorum: { required: 2 }, votes: [{ reviewer: { id: 'user:alice' } }] });
+    const second = await decide(app, approvalId, frank, { verdict: 'approve' });
+    expect([second.status, second.body['status']]).toEqual([200, 'approved']);
+    expect(app.engine.approval(approvalId)).toMatchObject({ status: 'approved', votes: [{ reviewer: { id: 'user:alice' } }, { reviewer: { id: 'user:frank' } }] });
   });
 });

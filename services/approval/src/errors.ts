@@ -11,6 +11,7 @@ export type ApprovalCode =
   | 'APPROVAL.CANCELLED'
   | 'APPROVAL.EXPIRED'
   | 'APPROVAL.EDITS_INVALID'
+  | 'APPROVAL.ALREADY_VOTED'
   | 'APPROVAL.UNAVAILABLE'
   | 'APPROVAL.INTERNAL';
 
@@ -24,6 +25,7 @@ const MESSAGES: Record<ApprovalCode, string> = {
   'APPROVAL.CANCELLED': 'the requester withdrew the request',
   'APPROVAL.EXPIRED': 'the approval expired before a decision',
   'APPROVAL.EDITS_INVALID': "the edited arguments fail the tool's input schema",
+  'APPROVAL.ALREADY_VOTED': 'this reviewer already approved; the quorum needs other reviewers',
   'APPROVAL.UNAVAILABLE': 'the approval log could not confirm the decision in time',
   'APPROVAL.INTERNAL': 'the approval service failed',
 };
@@ -65,6 +67,7 @@ export const STATUS_BY_CODE: Readonly<Record<ApprovalCode, number>> = {
   'APPROVAL.CANCELLED': 409,
   'APPROVAL.EXPIRED': 410,
   'APPROVAL.EDITS_INVALID': 422,
+  'APPROVAL.ALREADY_VOTED': 409,
   'APPROVAL.UNAVAILABLE': 503,
   'APPROVAL.INTERNAL': 500,
 };

@@ -13,6 +13,7 @@ export interface TestRequestOptions {
   readonly toolDescription?: string;
   readonly dryRunPreview?: JsonValue;
   readonly correlationId?: string;
+  readonly quorum?: { readonly required: number; readonly reviewers: string[] };
 }
 
 /** The input schema of the refund tool the tests ask about (what zod's toJSONSchema makes of it). */
@@ -48,6 +49,7 @@ export function testRequest(options: TestRequestOptions = {}) {
       requester: options.requester ?? { id: 'agent:billing', role: 'agent', kind: 'agent' },
       reason: 'refunds need a person',
       deadline: new Date(Date.now() + (options.deadlineMs ?? 60_000)).toISOString(),
+      ...(options.quorum !== undefined && { quorum: options.quorum }),
     },
   );
   return { approvalId, scope, event };

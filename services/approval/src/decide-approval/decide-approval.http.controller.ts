@@ -1,4 +1,4 @@
-import { Body, Controller, Headers, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
 import { type ApprovalOptions } from '../approval-config.js';
 import { authenticateReviewer } from '../auth/reviewer-auth.js';
 import { type ApprovalEngine } from '../engine/approval-engine.js';
@@ -13,11 +13,18 @@ export class DecideApprovalController {
     @Inject(APPROVAL_OPTIONS) private readonly options: ApprovalOptions,
   ) {}
 
-  /** 200 decided; 409 another decision or a cancellation came first; 410 expired; 422 edits fail the schema. */
+  /** 200 decided; 202 a vote counted towards a quorum; 409 another decision or a cancellation came first; 410 expired; 422 edits fail the schema. */
   @Post(':approvalId/decision')
   @HttpCode(200)
-  decide(@Headers('authorization') authorization: string | undefined, @Param('approvalId') approvalId: string, @Body() body: unknown): Promise<DecisionOutcome> {
+  async decide(
+    @Headers('authorization') authorization: string | undefined,
+    @Param('approvalId') approvalId: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) response: { status(code: number): unknown },
+  ): Promise<DecisionOutcome> {
     const reviewer = authenticateReviewer(authorization, this.options);
-    return decideApproval(this.engine, reviewer, approvalId, parseRequest(DecisionBody, body));
+    const outcome = await decideApproval(this.engine, reviewer, approvalId, parseRequest(DecisionBody, body));
+    if (outcome.status === 'pending') response.status(202);
+    return outcome;
   }
 }

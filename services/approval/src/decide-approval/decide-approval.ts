@@ -15,14 +15,19 @@ export const DecisionBody = z.discriminatedUnion('verdict', [
 ]);
 export type DecisionBody = z.infer<typeof DecisionBody>;
 
-/** What a decided approval answers with. */
-export interface DecisionOutcome {
-  readonly approvalId: string;
-  readonly status: Approval['status'];
-  readonly reviewer: Actor;
-  readonly decidedAt: string;
-  readonly editedArguments?: JsonValue;
-}
+/** What a decision answers with: the settled approval, or (under a quorum) the vote counted. */
+export type DecisionOutcome =
+  | {
+      readonly approvalId: string;
+      readonly status: 'approved' | 'approved-with-edits' | 'denied';
+      readonly reviewer: Actor;
+      readonly decidedAt: string;
+      readonly editedArguments?: JsonValue;
+    }
+  | { readonly approvalId: string; readonly status: 'pending'; readonly votes: number; readonly required: number };
+
+const quorumEditsRefused = () =>
+  new ApprovalError('APPROVAL.EDITS_INVALID', { problems: [{ path: '/', keyword: 'quorum', message: 'an approval that needs a quorum cannot be edited' }] });
 
 function refusalFor(status: Approval['status']): ApprovalError | undefined {
   switch (status) {
@@ -51,6 +56,12 @@ function refusalForVerdict(verdict: Exclude<Verdict, { kind: 'accepted' }>, curr
       return new ApprovalError('APPROVAL.SELF_APPROVAL');
     case 'unknown-approval':
       return new ApprovalError('APPROVAL.NOT_FOUND');
+    case 'not-a-quorum-reviewer':
+      return new ApprovalError('APPROVAL.FORBIDDEN', { quorum: true });
+    case 'already-voted':
+      return new ApprovalError('APPROVAL.ALREADY_VOTED');
+    case 'edits-need-single-reviewer':
+      return quorumEditsRefused();
     default:
       return new ApprovalError('APPROVAL.INVALID_REQUEST');
   }
@@ -69,6 +80,10 @@ export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer,
   const { scope, requester, inputSchema } = current.request;
   assertMayReview(reviewer, { tenant: scope.tenant, connectorId: scope.connectorId });
   if (reviewer.id === requester.id) throw new ApprovalError('APPROVAL.SELF_APPROVAL');
+  const quorum = current.request.quorum;
+  if (quorum && !quorum.reviewers.includes(reviewer.id)) throw new ApprovalError('APPROVAL.FORBIDDEN', { quorum: true });
+  if (quorum && body.verdict === 'approve-with-edits') throw quorumEditsRefused();
+  if (quorum && current.votes.some((v) => v.reviewer.id === reviewer.id)) throw new ApprovalError('APPROVAL.ALREADY_VOTED');
   if (body.verdict === 'approve-with-edits') validateEdits(inputSchema, body.editedArguments);
   const settled = refusalFor(current.status);
   if (settled) throw settled;
@@ -94,6 +109,10 @@ export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer,
   const verdict = await engine.decide(event);
   const after = engine.approval(approvalId);
   if (verdict.kind !== 'accepted') throw refusalForVerdict(verdict, after);
+  // The vote counted; the quorum is not complete. (Later events may have settled it since: the answer is about this vote.)
+  if (quorum && after && (after.status === 'pending' || after.votes.length < quorum.required) && body.verdict === 'approve') {
+    return { approvalId, status: 'pending', votes: after.votes.length, required: quorum.required };
+  }
   if (!after || after.status === 'pending' || after.status === 'expired' || after.status === 'cancelled') throw new ApprovalError('APPROVAL.INTERNAL');
   return {
     approvalId,

@@ -26,13 +26,17 @@ export interface ApprovalView {
   readonly comment?: string;
   readonly editedArguments?: JsonValue;
   readonly expiryCause?: string;
+  /** Under a quorum: `required` approvals of the listed reviewers settle it. */
+  readonly quorum?: { readonly required: number; readonly reviewers: readonly string[] };
+  /** Approvals counted towards the quorum so far. */
+  readonly votes: readonly { readonly reviewer: Actor; readonly at: string; readonly comment?: string }[];
   readonly history?: readonly StoredHistoryEntry[];
 }
 
 /** The projection columns a view is made of. */
 export const VIEW_COLUMNS = `approval_id, status, tenant, connector_id, execution_id, requester, reason, arguments, redacted_paths,
   input_schema, tool_description, dry_run_preview, requested_at, deadline, settled_at, settled_by, comment, edited_arguments,
-  expiry_cause`;
+  expiry_cause, quorum, votes`;
 
 export interface ApprovalRow {
   approval_id: string;
@@ -54,6 +58,8 @@ export interface ApprovalRow {
   comment: string | null;
   edited_arguments: JsonValue | null;
   expiry_cause: string | null;
+  quorum: { required: number; reviewers: string[] } | null;
+  votes: { reviewer: Actor; at: string; comment?: string }[];
   history?: StoredHistoryEntry[];
 }
 
@@ -79,6 +85,8 @@ export function viewOf(row: ApprovalRow): ApprovalView {
     ...(row.comment !== null && { comment: row.comment }),
     ...(row.edited_arguments !== null && { editedArguments: row.edited_arguments }),
     ...(row.expiry_cause !== null && { expiryCause: row.expiry_cause }),
+    ...(row.quorum !== null && { quorum: row.quorum }),
+    votes: row.votes,
     ...(row.history !== undefined && { history: row.history }),
   };
 }

@@ -77,11 +77,12 @@ export const OPENAPI_DOCUMENT = {
         requestBody: { required: true, content: json(ref('DecisionRequest')) },
         responses: {
           '200': { description: 'This decision settled the approval', content: json(ref('DecisionOutcome')) },
+          '202': { description: 'Under a quorum: the approval was counted; more are needed', content: json(ref('VoteOutcome')) },
           '400': errorResponse('The body is invalid'),
           '401': errorResponse('No valid reviewer credential'),
           '403': errorResponse('Not allowed for this tenant or connector, or the reviewer is the requester'),
           '404': errorResponse('No such approval'),
-          '409': errorResponse('Another decision or a cancellation came first'),
+          '409': errorResponse('Another decision or a cancellation came first, or this reviewer already voted'),
           '410': errorResponse('The approval expired'),
           '422': errorResponse("The edited arguments fail the tool's input schema; details.problems lists every failing keyword"),
           '503': errorResponse('The log could not confirm the decision in time; nothing is known to be decided'),
@@ -140,7 +141,7 @@ export const OPENAPI_DOCUMENT = {
       },
       Approval: {
         type: 'object',
-        required: ['approvalId', 'status', 'tenant', 'connectorId', 'executionId', 'requester', 'reason', 'arguments', 'redactedPaths', 'requestedAt', 'deadline'],
+        required: ['approvalId', 'status', 'tenant', 'connectorId', 'executionId', 'requester', 'reason', 'arguments', 'redactedPaths', 'requestedAt', 'deadline', 'votes'],
         properties: {
           approvalId: { type: 'string' },
           status: Status,
@@ -161,6 +162,8 @@ export const OPENAPI_DOCUMENT = {
           comment: { type: 'string' },
           editedArguments: {},
           expiryCause: { type: 'string', enum: ['expiry-event', 'late-decision'] },
+          quorum: { type: 'object', properties: { required: { type: 'integer' }, reviewers: { type: 'array', items: { type: 'string' } } } },
+          votes: { type: 'array', items: { type: 'object', properties: { reviewer: ref('Actor'), at: { type: 'string', format: 'date-time' }, comment: { type: 'string' } } } },
           history: { type: 'array', items: ref('HistoryEntry') },
         },
       },
@@ -192,6 +195,11 @@ export const OPENAPI_DOCUMENT = {
             properties: { verdict: { const: 'approve-with-edits' }, editedArguments: {}, comment: { type: 'string', maxLength: 2000 } },
           },
         ],
+      },
+      VoteOutcome: {
+        type: 'object',
+        required: ['approvalId', 'status', 'votes', 'required'],
+        properties: { approvalId: { type: 'string' }, status: { const: 'pending' }, votes: { type: 'integer' }, required: { type: 'integer' } },
       },
       DecisionOutcome: {
         type: 'object',
