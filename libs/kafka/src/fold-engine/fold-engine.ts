@@ -281,6 +281,15 @@ export class FoldEngine<T extends TopicId, S, V> {
     return verdict;
   }
 
+  /**
+   * Resolves once the record at `offset` on `partition` is applied and (with a projection)
+   * committed, so what it changed can be read back from the database; rejects after `timeoutMs`
+   * or when the engine stops.
+   */
+  whenAnswered(partition: number, offset: bigint, timeoutMs = 30_000): Promise<void> {
+    return this.answered.waitFor(partition, offset, Date.now() + timeoutMs);
+  }
+
   /** Appends without waiting for a verdict (an undo, an expiry sweep); resolves once the broker has it. */
   async append(event: TopicEvent<T>): Promise<AppendResult> {
     const producer = this.producer;

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { ApprovalExpiredV1, createEvent } from '@gatehouse/contracts';
 import { type Approval, type ApprovalEvent, type ApprovalsState, dueForExpiry, type Verdict } from '@gatehouse/approvals';
 import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
-import { FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
+import { type DecodedRecord, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
 import { type Kafka } from 'kafkajs';
 import { ApprovalError } from '../errors.js';
 
@@ -68,7 +68,7 @@ export class ApprovalEngine {
       log: options.log,
       unavailable: (reason, cause) => new ApprovalError('APPROVAL.UNAVAILABLE', { reason }, cause),
       onApplied: (record, _verdict, live) => {
-        if (live) approvals.announce(record.event, record.logTime);
+        if (live) approvals.announce(record);
       },
     });
     const sweepMs = options.expirySweepMs ?? 1_000;
@@ -79,7 +79,9 @@ export class ApprovalEngine {
     return approvals;
   }
 
-  private announce(event: ApprovalEvent, logTime: Date): void {
+  /** Tells subscribers about a change once the projection holds it, so a reviewer who reads it back finds it. */
+  private announce(record: DecodedRecord<'approvals'>): void {
+    const { event, logTime } = record;
     const approval = this.engine.state.approvals.get(event.payload.approvalId);
     if (!approval) return;
     const change: ApprovalChange = {
@@ -90,7 +92,10 @@ export class ApprovalEngine {
       connectorId: approval.request.scope.connectorId,
       at: logTime.toISOString(),
     };
-    this.changes.emit('change', change);
+    this.engine.whenAnswered(record.partition, BigInt(record.offset)).then(
+      () => this.changes.emit('change', change),
+      () => undefined, // stopping, or the database is down: a reconnecting stream re-reads the list
+    );
   }
 
   /** Appends `expired` for every pending approval past its deadline (not re-sent within 5 s). */
