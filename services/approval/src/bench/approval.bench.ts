@@ -1,0 +1,160 @@
+// Benchmark, one run against the real broker and PostgreSQL with the built service as a process:
+//  1. approval round trip: from the reviewer's POST to the guard's `awaitApproval` unblocking
+//     (Kafka approval gateway replaying the log), p50/p99 on loopback, next to the bare POST;
+//  2. replay: the approvals topic read from offset 0 as raw records (a kafkajs consumer that only
+//     counts), decoded (replayTopic), decoded and folded (the shared fold), and rebuilt into
+//     PostgreSQL (fold + projection writes), in events/s on the same topic.
+//   npm run bench -w @gatehouse/approval-service   (broker and PostgreSQL running)
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { type ApprovalEvent, createApprovalsState, foldApprovals } from '@gatehouse/approvals';
+import { testRequest } from '@gatehouse/approvals/testing';
+import { ApprovalDecidedV1, createEvent, topicName } from '@gatehouse/contracts';
+import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
+import { createKafkaClient, EventProducer, kafkaConfigFromEnv, provisionTopics, replayTopic } from '@gatehouse/kafka';
+import { rebuildProjection } from '@gatehouse/service-runtime';
+import { createTestDatabase } from '@gatehouse/service-runtime/testing';
+import { type Kafka } from 'kafkajs';
+import { reviewersJson, testReviewer } from '../testing/approval-app.js';
+
+const ROUND_TRIPS = Number(process.env['GATEHOUSE_BENCH_ROUND_TRIPS'] ?? 200);
+const REPLAY_REQUESTS = Number(process.env['GATEHOUSE_BENCH_REPLAY_REQUESTS'] ?? 10_000);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+const summary = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return `p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms`;
+};
+
+/** Reads every record of `topic` from offset 0 with a plain consumer, counting only: the transport's own rate. */
+async function rawConsume(kafka: Kafka, topic: string, expected: number): Promise<number> {
+  const consumer = kafka.consumer({ groupId: `bench-raw-${randomUUID()}`, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  let seen = 0;
+  const start = process.hrtime.bigint();
+  await new Promise<void>((resolve) => {
+    void consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        seen += batch.messages.length;
+        if (seen >= expected) resolve();
+      },
+    });
+  });
+  const seconds = ms(start) / 1000;
+  await consumer.disconnect();
+  return seconds;
+}
+
+const namespace = `bench-${randomBytes(4).toString('hex')}`;
+const kafka = createKafkaClient(kafkaConfigFromEnv('approval-bench'));
+await provisionTopics(kafka, { namespace });
+const database = await createTestDatabase('gh_bench');
+const reviewer = testReviewer('user:bench');
+const port = await freePort();
+const service = spawn(process.execPath, [path.resolve(here, '../main.js')], {
+  env: {
+    ...process.env,
+    GATEHOUSE_PORT: String(port),
+    GATEHOUSE_TOPIC_NAMESPACE: namespace,
+    GATEHOUSE_DATABASE_URL: database.url,
+    GATEHOUSE_APPROVAL_REVIEWERS: reviewersJson([reviewer]),
+  },
+  stdio: 'ignore',
+});
+const base = `http://127.0.0.1:${port}`;
+const gateway = createKafkaApprovalGateway({ kafka, namespace });
+const producer = await EventProducer.connect(kafka, { namespace });
+try {
+  for (let i = 0; ; i += 1) {
+    try {
+      if ((await fetch(`${base}/health`)).status === 200) break;
+    } catch {
+      // starting
+    }
+    if (i > 300) throw new Error('approval service did not start');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const headers = { authorization: `Bearer ${reviewer.key}`, 'content-type': 'application/json' };
+
+  // 1. Round trip: the guard waits; the reviewer sees the request, POSTs, and the clock runs until the guard unblocks.
+  const roundTrips: number[] = [];
+  const posts: number[] = [];
+  for (let i = 0; i < ROUND_TRIPS + 20; i += 1) {
+    const { event } = testRequest();
+    const { approvalId: _id, ...input } = event.payload;
+    const waiting = gateway.awaitApproval({ ...input, redactedPaths: [...input.redactedPaths] }, { timeoutMs: 30_000 });
+    for (let seen = false; !seen; ) {
+      const res = await fetch(`${base}/v1/approvals/${event.payload.approvalId}`, { headers });
+      seen = res.status === 200;
+      await res.arrayBuffer();
+      if (!seen) await new Promise((r) => setTimeout(r, 2));
+    }
+    const start = process.hrtime.bigint();
+    const res = await fetch(`${base}/v1/approvals/${event.payload.approvalId}/decision`, { method: 'POST', headers, body: '{"verdict":"approve"}' });
+    const posted = ms(start);
+    if (res.status !== 200) throw new Error(`decision answered ${res.status}`);
+    await res.arrayBuffer();
+    await waiting;
+    if (i >= 20) {
+      roundTrips.push(ms(start));
+      posts.push(posted);
+    }
+  }
+  console.log(`approvals: ${ROUND_TRIPS} sequential round trips on loopback (after 20 warm-up)`);
+  console.log(`approvals: reviewer POST answered (decision appended, folded, projected): ${summary(posts)}`);
+  console.log(`approvals: reviewer POST -> guard unblocked: ${summary(roundTrips)}`);
+
+  // 2. Replay rate: a topic of requests, each decided.
+  const batch = 500;
+  for (let i = 0; i < REPLAY_REQUESTS; i += batch) {
+    const events = Array.from({ length: Math.min(batch, REPLAY_REQUESTS - i) }, () => testRequest().event).flatMap((request) => [
+      request,
+      createEvent(ApprovalDecidedV1, { source: 'bench', tenant: 'acme', subject: request.payload.approvalId }, { approvalId: request.payload.approvalId, verdict: 'approve', reviewer: { id: 'user:bench', role: 'approver', kind: 'human' } }),
+    ]);
+    await producer.publishMany('approvals', events);
+  }
+  const total = (ROUND_TRIPS + 20) * 2 + REPLAY_REQUESTS * 2;
+  const rawSeconds = await rawConsume(kafka, topicName('approvals', namespace), total);
+  let counted = 0;
+  let start = process.hrtime.bigint();
+  await replayTopic(kafka, 'approvals', { namespace, onRecord: () => void (counted += 1) });
+  const decodeSeconds = ms(start) / 1000;
+  const records: { event: ApprovalEvent; logTime: number }[] = [];
+  start = process.hrtime.bigint();
+  await replayTopic(kafka, 'approvals', { namespace, onRecord: (r) => void records.push({ event: r.event, logTime: r.logTime.getTime() }) });
+  const state = foldApprovals(records, createApprovalsState());
+  const foldSeconds = ms(start) / 1000;
+  start = process.hrtime.bigint();
+  const rebuilt = await rebuildProjection(APPROVAL_PROJECTION, { kafka, namespace, database: { url: database.url }, schema: 'approval_bench' });
+  const rebuildSeconds = ms(start) / 1000;
+  const rate = (seconds: number) => Math.round(total / seconds);
+  const raw = rate(rawSeconds);
+  console.log(`approvals: replay of ${total} events (${state.approvals.size} approvals) from offset 0, same topic:`);
+  console.log(`approvals:   raw consumer (kafkajs, counting only)   ${raw} events/s`);
+  console.log(`approvals:   replayTopic (decode + contract check)   ${rate(decodeSeconds)} events/s (${(rate(decodeSeconds) / raw).toFixed(2)}x raw)`);
+  console.log(`approvals:   replay + approval fold (guard's replay) ${rate(foldSeconds)} events/s (${(rate(foldSeconds) / raw).toFixed(2)}x raw)`);
+  console.log(`approvals:   rebuild into PostgreSQL (replay CLI)    ${rate(rebuildSeconds)} events/s (${(rate(rebuildSeconds) / raw).toFixed(2)}x raw; ${rebuilt.records} records)`);
+  if (counted !== total) throw new Error(`replay counted ${counted} of ${total}`);
+} finally {
+  await gateway.close();
+  await producer.close();
+  service.kill('SIGTERM');
+  await new Promise((r) => service.once('exit', r));
+  await database.drop();
+}
