@@ -104,6 +104,7 @@ describe('Kafka approval gateway on the real broker', () => {
   it('times out without withdrawing the request, and withdraws it when the caller aborts', async () => {
     const namespace = await provisionedNamespace(kafka);
     const g = gateway(namespace);
+    await g.start(); // the wait below then measures waiting, not the first replay
     const slow = request('wf/run-timeout');
     await expect(g.awaitApproval(slow, { timeoutMs: 3_000 })).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
     const aborted = request('wf/run-abort');
@@ -139,6 +140,7 @@ describe('Kafka approval gateway on the real broker', () => {
     const namespace = await provisionedNamespace(kafka);
     const r = request('wf/run-restart');
     const first = gateway(namespace);
+    await first.start();
     await expect(first.awaitApproval(r, { timeoutMs: 3_000 })).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
     await first.close(); // the process dies while waiting
     const second = gateway(namespace);
@@ -153,7 +155,8 @@ describe('Kafka approval gateway on the real broker', () => {
 
   it('fails closed when the broker cannot be reached', async () => {
     const unreachable = createKafkaClient({ brokers: ['127.0.0.1:1'], clientId: 'approvals-unreachable', connectionTimeoutMs: 500 }, () => undefined);
-    const g = gateway(randomNamespace(), unreachable);
+    const g = gateway(randomNamespace(), unreachable, { replayTimeoutMs: 2_000 });
+    await expect(g.start()).rejects.toMatchObject({ code: 'APPROVAL.UNAVAILABLE' });
     const started = Date.now();
     await expect(g.awaitApproval(request('wf/run-down'), { timeoutMs: 2_000 })).rejects.toMatchObject({ code: 'APPROVAL.UNAVAILABLE', retryable: true });
     expect(Date.now() - started).toBeLessThan(10_000);

@@ -4,6 +4,7 @@ import { topicName } from '@gatehouse/contracts';
 import { EventProducer, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
+import { ApprovalGatewayError } from './errors.js';
 import { type ApprovalGateway } from './types.js';
 
 export interface KafkaApprovalGatewayOptions {
@@ -35,6 +36,12 @@ export interface KafkaApprovalGatewayStats {
 }
 
 export interface KafkaApprovalGateway extends ApprovalGateway {
+  /**
+   * Starts the shared reader and waits until it has caught up with the topic, so the first
+   * call does not pay for the replay. Optional: the first call starts it otherwise. Rejects
+   * with `APPROVAL.UNAVAILABLE` when the log cannot be read within `replayTimeoutMs`.
+   */
+  start(): Promise<void>;
   stats(): KafkaApprovalGatewayStats;
 }
 
@@ -251,10 +258,17 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
     (listener) => (log = new KafkaApprovalLog({ kafka: options.kafka, namespace: options.namespace, replayTimeoutMs, maxWaitTimeInMs }, listener)),
     { source: options.source ?? `guard:approvals-${randomUUID().slice(0, 8)}`, defaultTimeoutMs, cancelTimeoutMs },
   );
-  const counters = (log as KafkaApprovalLog | undefined)?.counters ?? { readersStarted: 0, records: 0, poison: 0 };
+  const reader = log as unknown as KafkaApprovalLog;
   return Object.freeze({
     awaitApproval: core.awaitApproval.bind(core),
     close: core.close.bind(core),
-    stats: () => ({ ...counters }),
+    async start() {
+      try {
+        await reader.catchUp(AbortSignal.timeout(replayTimeoutMs));
+      } catch {
+        throw new ApprovalGatewayError('APPROVAL.UNAVAILABLE');
+      }
+    },
+    stats: () => ({ ...reader.counters }),
   });
 }

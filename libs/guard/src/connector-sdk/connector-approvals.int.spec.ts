@@ -130,6 +130,7 @@ describe('connector approvals on the real broker', () => {
   it('a new process finds the decision made while no one waited, runs once, and never asks twice', async () => {
     const input = { orderId: 'o-3', amount: 10, card: CARD };
     const first = gateway();
+    await first.start();
     const dying = refunds(first, new AuditLogger(), 2_000);
     await expect(invokeConnector(dying.connector, input, { requestContext: context('run-restart') })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_TIMEOUT' });
     await first.close();
