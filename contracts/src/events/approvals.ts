@@ -19,6 +19,8 @@ export const ApprovalRequestedV1 = defineEvent(
     /** What the call would do, from the connector's dry run, when it has one: the reviewer judges the effect. */
     dryRunPreview: JsonValueSchema.optional(),
     requester: ActorSchema,
+    /** The principal the requesting agent acts for (the human who started the run): they may not approve either. */
+    onBehalfOf: ActorSchema.optional(),
     reason: z.string().max(512),
     /** The request is void after this instant (compared with the log's append time). */
     deadline: z.iso.datetime({ offset: true }),

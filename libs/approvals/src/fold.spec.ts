@@ -310,3 +310,14 @@ describe('quorum', () => {
     ).toThrow();
   });
 });
+
+describe('self-approval', () => {
+  it('refuses the principal the requesting agent acts for, as it refuses the agent itself', () => {
+    const state = createApprovalsState();
+    const onBehalfOf = { id: 'user:mallory', role: 'support', kind: 'human' as const };
+    applyApprovalEvent(state, createEvent(ApprovalRequestedV1, meta(), { ...requested().payload, onBehalfOf }), T0);
+    expect(applyApprovalEvent(state, decided('approve', onBehalfOf), T0 + 1)).toEqual({ kind: 'rejected', reason: 'self-approval' });
+    expect(applyApprovalEvent(state, decided('approve', requester), T0 + 2)).toEqual({ kind: 'rejected', reason: 'self-approval' });
+    expect(applyApprovalEvent(state, decided('approve', alice), T0 + 3)).toEqual({ kind: 'accepted' });
+  });
+});

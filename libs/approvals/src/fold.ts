@@ -23,6 +23,11 @@ function settle(state: ApprovalsState, next: Approval): void {
   state.approvals.set(next.approvalId, Object.freeze(next));
 }
 
+/** Whether `reviewerId` asked for the approval: the requesting agent, or the principal it acts for. */
+export function isOwnRequest(request: Approval['request'], reviewerId: string): boolean {
+  return reviewerId === request.requester.id || reviewerId === request.onBehalfOf?.id;
+}
+
 /** What a settled approval keeps of its request. */
 function pendingBase(approval: Approval) {
   const { approvalId, request, requestedAt, deadline, votes, requestEventId, correlationId } = approval;
@@ -102,7 +107,7 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
         settle(state, { ...base, status: 'expired', expiredAt: logTime, cause: 'late-decision' });
         return reject('past-deadline');
       }
-      if (p.reviewer.id === current.request.requester.id) return reject('self-approval');
+      if (isOwnRequest(current.request, p.reviewer.id)) return reject('self-approval');
       const decision = { reviewer: p.reviewer, decidedAt: logTime, ...(p.comment !== undefined && { comment: p.comment }) };
       const quorum = current.request.quorum;
       if (quorum) {

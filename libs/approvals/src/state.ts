@@ -68,7 +68,7 @@ export type RejectionReason =
   | 'not-requester' // a cancellation by someone other than the requester or the system
   | 'past-deadline' // a decision logged after the deadline: the approval expires instead
   | 'not-yet-due' // an expiry logged at or before the deadline
-  | 'self-approval' // the reviewer is the requester
+  | 'self-approval' // the reviewer is the requester, or the principal it acts for
   | 'scope-mismatch' // a request whose id is not derived from its scope
   | 'missing-edits' // approve-with-edits without edited arguments (the contract forbids it)
   | 'not-a-quorum-reviewer' // under a quorum, a decision by someone not listed

@@ -149,6 +149,9 @@ describe('reviewer REST API', () => {
     const self = await decide(app, approvalId, agent, { verdict: 'approve' });
     expect([self.status, self.body['code']]).toEqual([403, 'APPROVAL.SELF_APPROVAL']);
     expect((await decide(app, `appr_${'0'.repeat(64)}`, alice, { verdict: 'approve' })).status).toBe(404);
+    // The human the agent acts for cannot approve the agent's request either.
+    const forAlice = await request(w, app, { onBehalfOf: { id: alice.id, role: 'support', kind: 'human' } });
+    expect((await decide(app, forAlice.approvalId, alice, { verdict: 'approve' })).body).toMatchObject({ code: 'APPROVAL.SELF_APPROVAL' });
     expect((await decide(app, approvalId, alice, { verdict: 'maybe' })).status).toBe(400);
     // Out-of-scope reviewers do not even see it listed.
     expect((await app.get<{ items: unknown[] }>('/v1/approvals', bearer(carol))).body.items).toEqual([]);

@@ -14,6 +14,7 @@ export interface TestRequestOptions {
   readonly dryRunPreview?: JsonValue;
   readonly correlationId?: string;
   readonly quorum?: { readonly required: number; readonly reviewers: string[] };
+  readonly onBehalfOf?: Actor;
 }
 
 /** The input schema of the refund tool the tests ask about (what zod's toJSONSchema makes of it). */
@@ -50,6 +51,7 @@ export function testRequest(options: TestRequestOptions = {}) {
       reason: 'refunds need a person',
       deadline: new Date(Date.now() + (options.deadlineMs ?? 60_000)).toISOString(),
       ...(options.quorum !== undefined && { quorum: options.quorum }),
+      ...(options.onBehalfOf !== undefined && { onBehalfOf: options.onBehalfOf }),
     },
   );
   return { approvalId, scope, event };

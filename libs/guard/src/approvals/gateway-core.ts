@@ -203,8 +203,10 @@ export class ApprovalGatewayCore implements ApprovalGateway {
           ...(request.toolDescription === undefined ? {} : { toolDescription: request.toolDescription }),
           ...(request.dryRunPreview === undefined ? {} : { dryRunPreview: request.dryRunPreview }),
           requester: request.requester,
+          ...(request.onBehalfOf === undefined ? {} : { onBehalfOf: request.onBehalfOf }),
           reason: request.reason,
           deadline: request.deadline,
+          ...(request.quorum === undefined ? {} : { quorum: { required: request.quorum.required, reviewers: [...request.quorum.reviewers] } }),
         },
       );
       return { approvalId, event };

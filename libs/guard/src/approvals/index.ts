@@ -2,4 +2,4 @@
 export * from './types.js';
 export * from './errors.js';
 export { createKafkaApprovalGateway, type KafkaApprovalGateway, type KafkaApprovalGatewayOptions, type KafkaApprovalGatewayStats } from './kafka-approval-gateway.js';
-export { redactArguments, restoreRedacted, REDACTED, type RedactedArguments } from './redaction.js';
+export { redactArguments, repeatsRedacted, restoreRedacted, REDACTED, type RedactedArguments } from './redaction.js';

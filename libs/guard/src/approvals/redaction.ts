@@ -93,3 +93,32 @@ export function restoreRedacted(edited: JsonValue, original: JsonValue, paths: r
   }
   return copy;
 }
+
+/** Every scalar at or under `node`, as text. */
+function scalars(node: JsonValue | undefined, out: string[]): void {
+  if (node === undefined || node === null) return;
+  if (isContainer(node)) {
+    for (const child of Array.isArray(node) ? node : Object.values(node)) scalars(child, out);
+    return;
+  }
+  out.push(String(node));
+}
+
+/**
+ * Whether `other` (a dry-run preview, say) repeats any value that `paths` (the concrete pointers
+ * `redactArguments` reported) redacted from `original`: a preview that echoes a redacted card
+ * number must not reach the reviewer either. Values shorter than 4 characters are not matched.
+ */
+export function repeatsRedacted(other: JsonValue, original: JsonValue, paths: readonly string[]): boolean {
+  if (paths.length === 0) return false;
+  const secrets: string[] = [];
+  for (const path of paths) {
+    const segments = parseRedactPath(path) ?? [];
+    let node: JsonValue | undefined = original;
+    for (const segment of segments) node = isContainer(node) ? get(node, segment) : undefined;
+    scalars(node, secrets);
+  }
+  const text: string[] = [];
+  scalars(other, text);
+  return secrets.filter((s) => s.length >= 4).some((secret) => text.some((t) => t.includes(secret)));
+}

@@ -15,6 +15,10 @@ export interface ApprovalRequestInput {
   /** The connector's dry-run result, when it has one. */
   readonly dryRunPreview?: JsonValue;
   readonly requester: Actor;
+  /** The principal the agent acts for (the trusted caller): barred from approving, like the requester. */
+  readonly onBehalfOf?: Actor;
+  /** `required` approvals of the listed reviewer ids settle the request (any of them may deny). */
+  readonly quorum?: { readonly required: number; readonly reviewers: readonly string[] };
   /** Static text: why approval is needed. */
   readonly reason: string;
   /** ISO instant after which the request is void (judged by the log's append time). */

@@ -69,8 +69,10 @@ describe('connector approvals through the log', () => {
       toolDescription: 'Refund an order to the card it was paid with',
       dryRunPreview: { wouldRefund: 40, order: 'o-1' },
       requester: { id: 'agent:refund-bot', role: 'agent', kind: 'agent' },
+      onBehalfOf: { id: 'user-1', role: 'operator', kind: 'human' },
       reason: 'the connector manifest requires approval',
     });
+    expect(request.payload.quorum).toBeUndefined();
     expect(request.payload.inputSchema).toMatchObject({ type: 'object', properties: { amount: { type: 'number' } } });
     expect(audit.events().map((e) => `${e.decision}:${e.code}`)).toEqual(['approval-required:CONNECTOR.APPROVAL_PENDING']);
 
@@ -269,5 +271,35 @@ describe('approvals in the agent loop', () => {
     await expect(answer).resolves.toMatchObject({ text: 'Refunded.' });
     expect(executed).toEqual([input]);
     expect(audit.events().filter((e) => e.boundary === 'tool').map((e) => e.code)).toEqual(['CONNECTOR.APPROVAL_PENDING', 'CONNECTOR.APPROVAL_GRANTED', 'CONNECTOR.ALLOWED']);
+  });
+});
+
+describe('connector approvals: quorum and what the reviewer is shown', () => {
+  it('carries a configured quorum on the request, and refuses a malformed one at construction', async () => {
+    const gateway = createInMemoryApprovalGateway();
+    const quorum = { required: 2, reviewers: ['user:alice', 'user:bob', 'user:carol'] };
+    const { connector, executed } = refunds(gateway, { approvals: { gateway, waitMs: 5_000, quorum } });
+    const call = invokeConnector(connector, input, { requestContext: context() });
+    const request = await gateway.waitForRequest();
+    expect(request.payload.quorum).toEqual(quorum);
+    gateway.decide(APPROVAL_ID, { verdict: 'approve', reviewer: { id: 'user:alice', role: 'approver', kind: 'human' } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(executed).toHaveLength(0); // one approval of two
+    gateway.decide(APPROVAL_ID, { verdict: 'approve', reviewer: { id: 'user:bob', role: 'approver', kind: 'human' } });
+    await expect(call).resolves.toEqual({ refunded: 40 });
+    for (const bad of [{ required: 1, reviewers: ['a', 'b'] }, { required: 3, reviewers: ['a', 'b'] }, { required: 2, reviewers: ['a', 'a'] }]) {
+      expect(() => refunds(gateway, { approvals: { gateway, quorum: bad } })).toThrow(/quorum/);
+    }
+  });
+
+  it('withholds a dry-run preview that repeats a redacted value', async () => {
+    const gateway = createInMemoryApprovalGateway();
+    const { connector } = refunds(gateway, { dryRunExecute: async (i: Input) => ({ wouldCharge: i.card.number, amount: i.amount }) });
+    const call = invokeConnector(connector, input, { requestContext: context() });
+    const request = await gateway.waitForRequest();
+    expect(request.payload.dryRunPreview).toBeUndefined();
+    expect(JSON.stringify(request.payload)).not.toContain(CARD);
+    gateway.decide(APPROVAL_ID, { verdict: 'deny' });
+    await expect(call).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_DENIED' });
   });
 });

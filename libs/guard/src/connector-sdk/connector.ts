@@ -5,7 +5,7 @@ import { approvalIdForScope } from '@gatehouse/approvals';
 import { canonicalJson, GatehouseError, type JsonValue, type Scope } from '@gatehouse/contracts';
 import { z, type ZodType } from 'zod';
 import { MAX_TIMER_MS } from '../approvals/gateway-core.js';
-import { parseRedactPath, redactArguments, restoreRedacted } from '../approvals/redaction.js';
+import { parseRedactPath, redactArguments, repeatsRedacted, restoreRedacted } from '../approvals/redaction.js';
 import { type ApprovalGateway, type ApprovalRequestInput, type GrantedApproval } from '../approvals/types.js';
 import { type AuditContext } from '../audit/types.js';
 import { type AuditLogger } from '../audit/audit-logger.js';
@@ -67,11 +67,12 @@ interface ResolvedApprovals {
   readonly redactPaths: readonly string[];
   /** JSON Schema of the input, for the reviewer's edits; undefined when zod cannot express it. */
   readonly inputSchema: Record<string, JsonValue> | undefined;
+  readonly quorum?: { readonly required: number; readonly reviewers: readonly string[] };
 }
 
 const registry = new WeakMap<object, Internals>();
 const CONFIG_FIELDS = new Set(['id', 'description', 'inputSchema', 'outputSchema', 'permissions', 'policies', 'execute', 'dryRunExecute', 'reconcile', 'audit', 'idempotencyStore', 'rateLimitStore', 'pendingTtlMs', 'approvals', 'mastraRequireApproval']);
-const APPROVALS_FIELDS = new Set(['gateway', 'deadlineMs', 'waitMs', 'redactPaths']);
+const APPROVALS_FIELDS = new Set(['gateway', 'deadlineMs', 'waitMs', 'redactPaths', 'quorum']);
 /** A request may stay open at most this long. */
 const MAX_DEADLINE_MS = 30 * 24 * 60 * 60 * 1000;
 /** Longest a connector's dry run may take to become the reviewer's preview. */
@@ -178,7 +179,22 @@ function resolveApprovals(id: string, value: ConnectorApprovalsConfig | undefine
   } catch {
     // Some zod types (transforms, custom refinements) have no JSON Schema: the request goes without one.
   }
-  return Object.freeze({ gateway: value.gateway, deadlineMs, waitMs, redactPaths: Object.freeze([...redactPaths]), inputSchema: jsonSchema });
+  const quorum = value.quorum;
+  if (quorum !== undefined) {
+    const reviewers = Array.isArray(quorum?.reviewers) ? quorum.reviewers : [];
+    const valid = Number.isSafeInteger(quorum?.required) && quorum.required >= 2 && quorum.required <= 10 && reviewers.length <= 50 && reviewers.every((r) => typeof r === 'string' && r.length > 0 && r.length <= 256);
+    if (!valid || new Set(reviewers).size !== reviewers.length || quorum.required > reviewers.length) {
+      throw new TypeError(`${where}: approvals.quorum needs required (2-10) distinct reviewer ids, at most 50 listed`);
+    }
+  }
+  return Object.freeze({
+    gateway: value.gateway,
+    deadlineMs,
+    waitMs,
+    redactPaths: Object.freeze([...redactPaths]),
+    inputSchema: jsonSchema,
+    ...(quorum && { quorum: Object.freeze({ required: quorum.required, reviewers: Object.freeze([...quorum.reviewers]) }) }),
+  });
 }
 
 /**
@@ -480,7 +496,9 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
       const approvalId = approvalIdForScope(scope);
       approvalDetail = { approvalId };
       const redacted = redactArguments(input, approvals.redactPaths);
-      const preview = await dryRunPreview(c, input, executeContext, runtime);
+      const dryRun = await dryRunPreview(c, input, executeContext, runtime);
+      // A preview that echoes a redacted value would undo the redaction: the reviewer goes without it.
+      const preview = dryRun !== undefined && repeatsRedacted(dryRun, input, redacted.paths) ? undefined : dryRun;
       const request: ApprovalRequestInput = {
         scope,
         arguments: redacted.value,
@@ -489,6 +507,8 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
         toolDescription: c.description.slice(0, 2_000),
         ...(preview === undefined ? {} : { dryRunPreview: preview }),
         requester: requesterOf(actor, base.context, c.id),
+        ...(actor !== undefined && actor.kind !== 'agent' && { onBehalfOf: Object.freeze({ id: actor.id, role: actor.role, kind: actor.kind ?? 'human' }) }),
+        ...(approvals.quorum && { quorum: approvals.quorum }),
         reason: manifest.requiresApproval === true ? 'the connector manifest requires approval' : 'destructive calls require approval',
         deadline: new Date(Date.now() + approvals.deadlineMs).toISOString(),
         ...(base.context.runId === undefined ? {} : { correlationId: base.context.runId }),

@@ -188,6 +188,11 @@ export interface ConnectorApprovalsConfig {
    * reviewer must not see: replaced on the request's copy and listed in its `redactedPaths`.
    */
   readonly redactPaths?: readonly string[];
+  /**
+   * `required` approvals from these reviewer ids settle a request (any of them may deny);
+   * without it the first reviewer's decision does. Carried on the request, so every fold agrees.
+   */
+  readonly quorum?: { readonly required: number; readonly reviewers: readonly string[] };
 }
 
 /** The subset of Mastra's tool context a connector's execute sees. */

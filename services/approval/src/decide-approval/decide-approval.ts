@@ -1,5 +1,5 @@
 import { type Actor, ApprovalDecidedV1, createEvent, type JsonValue, JsonValueSchema } from '@gatehouse/contracts';
-import { type Approval, type Verdict } from '@gatehouse/approvals';
+import { type Approval, isOwnRequest, type Verdict } from '@gatehouse/approvals';
 import { z } from 'zod';
 import { type Reviewer } from '../auth/reviewer-auth.js';
 import { APPROVAL_SOURCE, type ApprovalEngine } from '../engine/approval-engine.js';
@@ -77,9 +77,9 @@ export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer,
   if (!APPROVAL_ID.test(approvalId)) throw new ApprovalError('APPROVAL.NOT_FOUND');
   const current = engine.approval(approvalId);
   if (!current) throw new ApprovalError('APPROVAL.NOT_FOUND');
-  const { scope, requester, inputSchema } = current.request;
+  const { scope, inputSchema } = current.request;
   assertMayReview(reviewer, { tenant: scope.tenant, connectorId: scope.connectorId });
-  if (reviewer.id === requester.id) throw new ApprovalError('APPROVAL.SELF_APPROVAL');
+  if (isOwnRequest(current.request, reviewer.id)) throw new ApprovalError('APPROVAL.SELF_APPROVAL');
   const quorum = current.request.quorum;
   if (quorum && !quorum.reviewers.includes(reviewer.id)) throw new ApprovalError('APPROVAL.FORBIDDEN', { quorum: true });
   if (quorum && body.verdict === 'approve-with-edits') throw quorumEditsRefused();
