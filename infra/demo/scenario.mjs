@@ -8,7 +8,6 @@ import {
   AGENT_AUDIT_CONTEXT_KEY,
   AuditLogger,
   CONNECTOR_EXECUTION_CONTEXT_KEY,
-  CONNECTOR_GRANTS_CONTEXT_KEY,
   createConnector,
   createGuardedAgent,
   createLedgerStores,
@@ -19,6 +18,7 @@ import {
   kafkaAuditSink,
   piiSecrets,
 } from '@gatehouse/guard';
+import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
 import { collectStreamText, scriptedModel } from '@gatehouse/guard/testing';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv } from '@gatehouse/kafka';
 import { z } from 'zod';
@@ -57,14 +57,20 @@ const streamed = await collectStreamText(leaking.fullStream);
 const leakResult = await leaking.result();
 say(`refused:  a secret split over 3 stream chunks -> ${leakResult.tripwire?.code}; text shown to the user: "${streamed.text}"`);
 
-say('\n== 2. A refund connector: approval grant, exactly once through the idempotency ledger');
+say('\n== 2. A refund connector: a reviewer approves it through the approval service, then it runs exactly once');
+const approvalUrl = process.env.GATEHOUSE_APPROVAL_URL ?? 'http://127.0.0.1:4102';
+const reviewerKey = process.env.GATEHOUSE_DEMO_REVIEWER_KEY;
+const gateway = createKafkaApprovalGateway({ kafka, namespace: process.env.GATEHOUSE_TOPIC_NAMESPACE || undefined, source: 'guard:demo-agent' });
+await gateway.start();
 const { idempotencyStore } = createLedgerStores({ baseUrl: ledgerUrl, connectorId: 'payments.refund' });
 let executions = 0;
 const refund = createConnector({
   id: 'payments.refund',
-  description: 'Refund an order',
-  inputSchema: z.object({ orderId: z.string(), amount: z.number().positive() }),
-  permissions: { sideEffect: 'write', requiresApproval: true, idempotencyKey: true },
+  description: 'Refund an order to the card it was paid with',
+  inputSchema: z.object({ orderId: z.string(), amount: z.number().positive().max(500) }),
+  permissions: { sideEffect: 'write', requiresApproval: true, idempotencyKey: true, dryRun: true },
+  dryRunExecute: async ({ orderId, amount }) => ({ wouldRefund: amount, currency: 'EUR', order: orderId }),
+  approvals: { gateway, deadlineMs: 600_000, waitMs: 60_000 },
   idempotencyStore,
   audit,
   execute: async ({ orderId, amount }) => {
@@ -75,16 +81,32 @@ const refund = createConnector({
 const callContext = new RequestContext();
 for (const [k, v] of requestContext.entries()) callContext.set(k, v);
 callContext.set(CONNECTOR_EXECUTION_CONTEXT_KEY, { workflowId: 'support', runId });
-try {
-  await invokeConnector(refund, { orderId: '1042', amount: 25 }, { requestContext: callContext });
-} catch (error) {
-  say(`refused:  no approval grant -> ${error.code}`);
-}
-callContext.set(CONNECTOR_GRANTS_CONTEXT_KEY, [{ scope: 'run', connectorId: 'payments.refund', runId }]);
 callContext.set(IDEMPOTENCY_KEY_CONTEXT_KEY, `refund-1042-${runId}`);
-const first = await invokeConnector(refund, { orderId: '1042', amount: 25 }, { requestContext: callContext });
+const refunding = invokeConnector(refund, { orderId: '1042', amount: 25 }, { requestContext: callContext });
+
+// The reviewer (user:dana) works the approval service's REST API, as the web inbox does.
+const reviewer = { authorization: `Bearer ${reviewerKey}`, 'content-type': 'application/json' };
+let pending;
+for (let i = 0; !pending && i < 300; i += 1) {
+  const page = await (await fetch(`${approvalUrl}/v1/approvals?status=pending&connector=payments.refund`, { headers: reviewer })).json();
+  pending = page.items?.find((item) => item.executionId === `support/${runId}`);
+  if (!pending) await new Promise((r) => setTimeout(r, 100));
+}
+if (!pending) throw new Error('the approval request never reached the approval service');
+say(`waiting:  the agent asked for approval ${pending.approvalId.slice(0, 17)}...; the reviewer sees ${JSON.stringify(pending.arguments)} and the dry run ${JSON.stringify(pending.dryRunPreview)}`);
+const decision = await fetch(`${approvalUrl}/v1/approvals/${pending.approvalId}/decision`, {
+  method: 'POST',
+  headers: reviewer,
+  body: JSON.stringify({ verdict: 'approve-with-edits', editedArguments: { orderId: '1042', amount: 20 }, comment: 'partial refund' }),
+});
+const decided = await decision.json();
+say(`decided:  ${decision.status} ${decided.status} by ${decided.reviewer?.id}: amount edited 25 -> 20`);
+const first = await refunding;
+const again = await fetch(`${approvalUrl}/v1/approvals/${pending.approvalId}/decision`, { method: 'POST', headers: reviewer, body: '{"verdict":"deny"}' });
+say(`refused:  a second decision on the same approval -> ${again.status} ${(await again.json()).code}`);
 const retry = await invokeConnector(refund, { orderId: '1042', amount: 25 }, { requestContext: callContext });
-say(`allowed:  refund ${first.refundId}; retried with the same key -> same result ${retry.refundId}; executed ${executions} time(s)`);
+say(`allowed:  refund ${first.refundId} of ${first.amount}; retried with the same key -> same result ${retry.refundId}; executed ${executions} time(s)`);
+await gateway.close();
 
 await audit.close();
 await producer.close();

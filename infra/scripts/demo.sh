@@ -30,6 +30,13 @@ build_all >/dev/null
 echo "demo: services built"
 
 SERVICES="policy:4101 approval:4102 idempotency-ledger:4103 audit-export:4104"
+# A demo reviewer for the approval service: a fresh API key each run (only its digest is
+# configured), kept in a file only the user can read, so a person can sign in to the inbox.
+GATEHOUSE_DEMO_REVIEWER_KEY="rk_demo_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+reviewer_key_file="$GATEHOUSE_STATE_DIR/demo-reviewer.key"
+(umask 077 && printf '%s\n' "$GATEHOUSE_DEMO_REVIEWER_KEY" >"$reviewer_key_file")
+GATEHOUSE_APPROVAL_REVIEWERS="[{\"id\":\"user:dana\",\"role\":\"payments-approver\",\"tenants\":[\"acme\"],\"connectors\":\"*\",\"apiKeySha256\":\"$(printf '%s' "$GATEHOUSE_DEMO_REVIEWER_KEY" | sha256sum | cut -c1-64)\"}]"
+export GATEHOUSE_DEMO_REVIEWER_KEY GATEHOUSE_APPROVAL_REVIEWERS
 run_dir="$GATEHOUSE_STATE_DIR/services"
 mkdir -p "$run_dir"
 stop_services() {
@@ -85,6 +92,7 @@ echo
 echo "kafka:    127.0.0.1:${GATEHOUSE_KAFKA_PORT:-9092} (topics: $GATEHOUSE_TOPIC_NAMESPACE.gatehouse.{audit,approvals,ledger,policies,dead-letter}.v1)"
 echo "postgres: 127.0.0.1:5432/gatehouse (one schema per service)"
 echo "logs:     $run_dir/<service>.log, $GATEHOUSE_STATE_DIR/kafka/logs/"
+echo "inbox:    http://127.0.0.1:4102/inbox (reviewer user:dana; API key in $reviewer_key_file)"
 if [ "$failed" -ne 0 ]; then
   echo "demo: a service is not healthy" >&2
   exit 1
