@@ -1,4 +1,4 @@
-import { migrationSchema } from '@gatehouse/service-runtime';
+import { migrationSchema, unappliedRecordsTableSql } from '@gatehouse/service-runtime';
 import { type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
@@ -46,16 +46,7 @@ export class CreateApprovalProjection1764662400000 implements MigrationInterface
       )`);
     await queryRunner.query(`CREATE INDEX approvals_pending_idx ON ${schema}.approvals (requested_at, approval_id) WHERE status = 'pending'`);
     await queryRunner.query(`CREATE INDEX approvals_listing_idx ON ${schema}.approvals (tenant, connector_id, status, requested_at)`);
-    await queryRunner.query(`
-      CREATE TABLE IF NOT EXISTS ${schema}.unapplied_records (
-        topic text NOT NULL,
-        partition integer NOT NULL,
-        "offset" bigint NOT NULL,
-        code text NOT NULL,
-        reason text NOT NULL,
-        recorded_at timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (topic, partition, "offset")
-      )`);
+    await queryRunner.query(unappliedRecordsTableSql(schema));
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

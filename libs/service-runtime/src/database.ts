@@ -62,6 +62,24 @@ export function migrationSchema(queryRunner: QueryRunner): string {
 }
 
 /**
+ * DDL of `unapplied_records` in `schema` (already quoted): the records a projection could not
+ * apply (they fail their contract), kept with the reason. Every projection has one; the
+ * projection writer fills it.
+ */
+export function unappliedRecordsTableSql(schema: string): string {
+  return `
+      CREATE TABLE IF NOT EXISTS ${schema}.unapplied_records (
+        topic text NOT NULL,
+        partition integer NOT NULL,
+        "offset" bigint NOT NULL,
+        code text NOT NULL,
+        reason text NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (topic, partition, "offset")
+      )`;
+}
+
+/**
  * The first migration of every service: where projections keep the next offset to
  * read per partition, written in the same transaction as the rows they change.
  */

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { type INestApplication } from '@nestjs/common';
 
 /** An HTTP answer as tests read it: status, headers, the parsed JSON body (if any) and the raw text. */
@@ -40,4 +41,18 @@ export async function listenOnLoopback(app: INestApplication): Promise<string> {
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return `http://127.0.0.1:${address.port}`;
+}
+
+/** A TCP port that was free on 127.0.0.1 a moment ago (for a service started as a process). */
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The `p`th percentile of ascending `sorted` samples (nearest rank); NaN when empty. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }

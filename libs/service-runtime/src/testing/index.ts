@@ -28,4 +28,4 @@ export async function createTestDatabase(prefix = 'gh_it'): Promise<TestDatabase
   url.pathname = `/${name}`;
   return { name, url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
-export { type HttpAnswer, type HttpClient, httpClient, listenOnLoopback, readAnswer } from './http.js';
+export { freePort, type HttpAnswer, type HttpClient, httpClient, listenOnLoopback, percentile, readAnswer } from './http.js';

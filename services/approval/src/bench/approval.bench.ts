@@ -7,7 +7,6 @@
 //   npm run bench -w @gatehouse/approval-service   (broker and PostgreSQL running)
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
@@ -17,7 +16,7 @@ import { ApprovalDecidedV1, createEvent, topicName } from '@gatehouse/contracts'
 import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv, provisionTopics, replayTopic } from '@gatehouse/kafka';
 import { rebuildProjection } from '@gatehouse/service-runtime';
-import { createTestDatabase } from '@gatehouse/service-runtime/testing';
+import { createTestDatabase, freePort, percentile } from '@gatehouse/service-runtime/testing';
 import { type Kafka } from 'kafkajs';
 import { reviewersJson, testReviewer } from '../testing/approval-app.js';
 
@@ -25,15 +24,6 @@ const ROUND_TRIPS = Number(process.env['GATEHOUSE_BENCH_ROUND_TRIPS'] ?? 200);
 const REPLAY_REQUESTS = Number(process.env['GATEHOUSE_BENCH_REPLAY_REQUESTS'] ?? 10_000);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 const summary = (samples: number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -1,4 +1,4 @@
-import { migrationSchema } from '@gatehouse/service-runtime';
+import { migrationSchema, unappliedRecordsTableSql } from '@gatehouse/service-runtime';
 import { type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
@@ -48,16 +48,7 @@ export class CreateDecisionsProjection1765000000000 implements MigrationInterfac
     await queryRunner.query(`CREATE INDEX decisions_log_time ON ${s}.decisions (log_time DESC, event_id DESC)`);
     await queryRunner.query(`CREATE INDEX decisions_tenant_time ON ${s}.decisions (tenant, log_time DESC, event_id DESC)`);
     await queryRunner.query(`CREATE INDEX decisions_run ON ${s}.decisions (run_id, log_time, partition, "offset")`);
-    await queryRunner.query(`
-      CREATE TABLE ${s}.unapplied_records (
-        topic text NOT NULL,
-        partition integer NOT NULL,
-        "offset" bigint NOT NULL,
-        code text NOT NULL,
-        reason text NOT NULL,
-        recorded_at timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (topic, partition, "offset")
-      )`);
+    await queryRunner.query(unappliedRecordsTableSql(s));
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -4,24 +4,14 @@
 //   node services/idempotency-ledger/dist/bench/ledger.bench.js   (broker running; npm run bench)
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKafkaClient, kafkaConfigFromEnv, provisionTopics } from '@gatehouse/kafka';
-import { createTestDatabase } from '@gatehouse/service-runtime/testing';
+import { createTestDatabase, freePort, percentile } from '@gatehouse/service-runtime/testing';
 
 const CALLS = Number(process.env['GATEHOUSE_BENCH_CALLS'] ?? 400);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
 async function timed(label: string, work: () => Promise<void>): Promise<{ label: string; p50: number; p99: number }> {
   for (let i = 0; i < 50; i += 1) await work(); // warm-up

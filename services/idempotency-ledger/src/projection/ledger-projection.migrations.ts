@@ -1,4 +1,4 @@
-import { migrationSchema } from '@gatehouse/service-runtime';
+import { migrationSchema, unappliedRecordsTableSql } from '@gatehouse/service-runtime';
 import { type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
@@ -44,16 +44,7 @@ export class CreateLedgerProjection1764576000000 implements MigrationInterface {
         last_offset bigint NOT NULL,
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await queryRunner.query(`
-      CREATE TABLE ${schema}.unapplied_records (
-        topic text NOT NULL,
-        partition integer NOT NULL,
-        "offset" bigint NOT NULL,
-        code text NOT NULL,
-        reason text NOT NULL,
-        recorded_at timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (topic, partition, "offset")
-      )`);
+    await queryRunner.query(unappliedRecordsTableSql(schema));
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
