@@ -84,8 +84,11 @@ describe('Kafka approval gateway on the real broker', () => {
     await requested(namespace, idOf(denied));
     await review(namespace, idOf(edited), 'approve-with-edits', { amount: 2 });
     await review(namespace, idOf(denied), 'deny');
-    await expect(editing).resolves.toMatchObject({ grant: { editedArguments: { amount: 2 } } });
-    await expect(denying).rejects.toMatchObject({ code: 'APPROVAL.DENIED', details: { approvalId: idOf(denied) } });
+    // Both outcomes are awaited together: the denial may settle while the edit is still awaited.
+    await Promise.all([
+      expect(editing).resolves.toMatchObject({ grant: { editedArguments: { amount: 2 } } }),
+      expect(denying).rejects.toMatchObject({ code: 'APPROVAL.DENIED', details: { approvalId: idOf(denied) } }),
+    ]);
   });
 
   it('fails closed when the approval expires on the log', async () => {
