@@ -61,4 +61,8 @@ node -e '
   }
   console.log(`${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
 ' "$GATEHOUSE_TEST_RESULTS_DIR"
+# Files the tests leave for CI to keep (the inbox screenshot).
+if [ -d .artifacts ]; then
+  find .artifacts -type f | sort | sed 's/^/artifact: /'
+fi
 exit "$status"
