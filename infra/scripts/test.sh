@@ -47,7 +47,7 @@ echo "test: typecheck and lint"
 nx run-many -t typecheck lint --outputStyle=static
 echo "test: tests"
 export GATEHOUSE_TEST_RESULTS_DIR="$GATEHOUSE_STATE_DIR/test-results"
-rm -rf "$GATEHOUSE_TEST_RESULTS_DIR"
+rm -rf "$GATEHOUSE_TEST_RESULTS_DIR" .artifacts
 # One project at a time: the integration specs share one broker on a 2-core machine.
 status=0
 nx run-many -t test --parallel=1 --outputStyle=stream || status=$?
