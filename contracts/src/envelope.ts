@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ChainLinkSchema } from './chain.js';
+import { EventSignatureSchema } from './signing.js';
 
 /** W3C trace context, carried so a decision can be joined to the agent's trace. */
 export const TraceContextSchema = z.object({
@@ -33,6 +34,8 @@ export const EnvelopeFields = {
   trace: TraceContextSchema.optional(),
   /** Position in the producer's hash chain (audit events; see `chain.ts`). */
   chain: ChainLinkSchema.optional(),
+  /** The owning service's Ed25519 signature: required on events that grant (see `signing.ts`). */
+  signature: EventSignatureSchema.optional(),
 } as const;
 
 /** Builds the schema of one event: the envelope plus a literal type, version and payload. */

@@ -1,0 +1,141 @@
+import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { z } from 'zod';
+import { canonicalJson } from './chain.js';
+import { GatehouseError } from './errors.js';
+
+/**
+ * Who may grant. Events that grant something (an approval decided or expired, a ledger outcome,
+ * a policy bundle) are written only by the service that owns them and carry its Ed25519
+ * signature; every fold checks it against configured public keys before the event counts.
+ */
+export const SignerSchema = z.enum(['approval', 'ledger', 'policy']);
+export type Signer = z.infer<typeof SignerSchema>;
+
+/** An event's signature: the key that made it and the Ed25519 signature (base64url) over `signedBytes`. */
+export const EventSignatureSchema = z.object({
+  keyId: z.string().min(1).max(128),
+  alg: z.literal('Ed25519'),
+  value: z.string().regex(/^[A-Za-z0-9_-]{86}$/, 'must be a base64url Ed25519 signature'),
+});
+export type EventSignature = z.infer<typeof EventSignatureSchema>;
+
+/** The signer each granting event type needs; event types not listed grant nothing and need no signature. */
+export const GRANT_SIGNERS: Readonly<Record<string, Signer>> = Object.freeze({
+  ApprovalDecided: 'approval',
+  ApprovalExpired: 'approval',
+  LedgerKeyReserved: 'ledger',
+  LedgerKeyCompleted: 'ledger',
+  LedgerKeyFailed: 'ledger',
+  LedgerKeyTakenOver: 'ledger',
+  LedgerKeyReconciled: 'ledger',
+  LedgerKeyResolved: 'ledger',
+  LedgerRateConsumed: 'ledger',
+  PolicyBundlePublished: 'policy',
+});
+
+/** The bytes a signature covers: the canonical JSON of the whole event except its signature. */
+export function signedBytes(event: object): Buffer {
+  const { signature: _signature, ...rest } = event as { signature?: unknown };
+  return Buffer.from(canonicalJson(rest), 'utf8');
+}
+
+/** A service's private signing key and the id verifiers know its public key by. */
+export interface SigningKey {
+  readonly keyId: string;
+  readonly signer: Signer;
+  readonly privateKey: KeyObject;
+}
+
+function invalidKey(what: string): GatehouseError {
+  return new GatehouseError('SIGNING.KEY_INVALID', what, { category: 'validation' });
+}
+
+/** Reads a PKCS#8 PEM Ed25519 private key; the key material never appears in an error. */
+export function signingKeyFromPem(keyId: string, signer: Signer, pem: string): SigningKey {
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(pem);
+  } catch {
+    throw invalidKey('the signing key is not a PEM private key');
+  }
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw invalidKey('the signing key must be an Ed25519 key');
+  if (!/^[\w.:-]{1,128}$/.test(keyId)) throw invalidKey('a key id is 1-128 letters, digits, . _ : -');
+  return Object.freeze({ keyId, signer, privateKey });
+}
+
+/** Returns `event` with its signature: what a granting service appends. */
+export function signEvent<E extends object>(event: E, key: SigningKey): E & { signature: EventSignature } {
+  const value = sign(null, signedBytes(event), key.privateKey).toString('base64url');
+  return { ...event, signature: { keyId: key.keyId, alg: 'Ed25519', value } };
+}
+
+/** One public key a verifier trusts, for one signer. */
+export interface TrustedKey {
+  readonly keyId: string;
+  readonly signer: Signer;
+  readonly publicKey: KeyObject;
+}
+
+/** The public keys a fold trusts, by key id. More than one per signer is valid during a rotation. */
+export interface Keyring {
+  readonly keys: ReadonlyMap<string, TrustedKey>;
+}
+
+export const TrustedKeyEntrySchema = z.strictObject({
+  keyId: z.string().regex(/^[\w.:-]{1,128}$/),
+  signer: SignerSchema,
+  /** SPKI PEM of the Ed25519 public key. */
+  publicKey: z.string().min(1),
+});
+export type TrustedKeyEntry = z.infer<typeof TrustedKeyEntrySchema>;
+
+/** Builds a keyring from configured entries; a malformed entry is a typed error naming its index. */
+export function createKeyring(entries: readonly TrustedKeyEntry[]): Keyring {
+  const keys = new Map<string, TrustedKey>();
+  entries.forEach((raw, index) => {
+    const parsed = TrustedKeyEntrySchema.safeParse(raw);
+    if (!parsed.success) throw invalidKey(`trusted key ${index} is malformed`);
+    const entry = parsed.data;
+    let publicKey: KeyObject;
+    try {
+      publicKey = createPublicKey(entry.publicKey);
+    } catch {
+      throw invalidKey(`trusted key ${index} is not a PEM public key`);
+    }
+    if (publicKey.asymmetricKeyType !== 'ed25519') throw invalidKey(`trusted key ${index} is not an Ed25519 key`);
+    if (keys.has(entry.keyId)) throw invalidKey(`trusted key id ${entry.keyId} is listed twice`);
+    keys.set(entry.keyId, Object.freeze({ keyId: entry.keyId, signer: entry.signer, publicKey }));
+  });
+  return Object.freeze({ keys });
+}
+
+/** The public half of a signing key, as a keyring entry (what a service publishes for its verifiers). */
+export function trustedEntryOf(key: SigningKey): TrustedKeyEntry {
+  return { keyId: key.keyId, signer: key.signer, publicKey: createPublicKey(key.privateKey).export({ type: 'spki', format: 'pem' }).toString() };
+}
+
+/** Why a granting event does not count. */
+export type UntrustedReason = 'unsigned' | 'malformed-signature' | 'unknown-key' | 'wrong-signer' | 'bad-signature';
+
+export type GrantCheck =
+  | { readonly trusted: true; readonly keyId?: string }
+  | { readonly trusted: false; readonly reason: UntrustedReason; readonly signer: Signer; readonly keyId?: string };
+
+/**
+ * Whether `event` may count: events that grant nothing always may; a granting event must carry
+ * a valid signature by a trusted key of the signer its type needs. Pure: a function of the event
+ * and the keyring only, so every fold with the same keys agrees.
+ */
+export function checkGrant(event: { type: string; signature?: unknown }, keyring: Keyring): GrantCheck {
+  const signer = GRANT_SIGNERS[event.type];
+  if (signer === undefined) return { trusted: true };
+  if (event.signature === undefined) return { trusted: false, reason: 'unsigned', signer };
+  const signature = EventSignatureSchema.safeParse(event.signature);
+  if (!signature.success) return { trusted: false, reason: 'malformed-signature', signer };
+  const { keyId, value } = signature.data;
+  const key = keyring.keys.get(keyId);
+  if (!key) return { trusted: false, reason: 'unknown-key', signer, keyId };
+  if (key.signer !== signer) return { trusted: false, reason: 'wrong-signer', signer, keyId };
+  const ok = verify(null, signedBytes(event), key.publicKey, Buffer.from(value, 'base64url'));
+  return ok ? { trusted: true, keyId } : { trusted: false, reason: 'bad-signature', signer, keyId };
+}
