@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, createEvent, topicName } from '@gatehouse/contracts';
-import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, createEvent, signEvent, topicName, trustedEntryOf } from '@gatehouse/contracts';
+import { approvalProjection } from '@gatehouse/approval-projection';
+import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
+
+const APPROVAL_PROJECTION = approvalProjection(TEST_KEYRING);
 import { EventProducer, Partitioners } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { compareProjections, openServiceDatabase, rebuildProjection } from '@gatehouse/service-runtime';
@@ -48,12 +51,12 @@ describe('gatehouse approvals replay', () => {
       const reqs = Array.from({ length: 6 }, (_, i) => testRequest({ deadlineMs: i === 3 ? 1 : 60_000 }));
       for (const r of reqs) await producer.publish('approvals', r.event);
       const [approved, edited, denied, expired, cancelled] = reqs.map((r) => r.approvalId) as [string, string, string, string, string];
-      await producer.publish('approvals', createEvent(ApprovalDecidedV1, meta(approved), { approvalId: approved, verdict: 'approve', reviewer }));
-      await producer.publish('approvals', createEvent(ApprovalDecidedV1, meta(approved), { approvalId: approved, verdict: 'deny', reviewer: { ...reviewer, id: 'user:bob' } }));
-      await producer.publish('approvals', createEvent(ApprovalDecidedV1, meta(edited), { approvalId: edited, verdict: 'approve-with-edits', reviewer, editedArguments: { orderId: 'o-1', amount: 1 } }));
-      await producer.publish('approvals', createEvent(ApprovalDecidedV1, meta(denied), { approvalId: denied, verdict: 'deny', reviewer, comment: 'no' }));
+      await producer.publish('approvals', signEvent(createEvent(ApprovalDecidedV1, meta(approved), { approvalId: approved, verdict: 'approve', reviewer }), TEST_KEYS.approval));
+      await producer.publish('approvals', signEvent(createEvent(ApprovalDecidedV1, meta(approved), { approvalId: approved, verdict: 'deny', reviewer: { ...reviewer, id: 'user:bob' } }), TEST_KEYS.approval));
+      await producer.publish('approvals', signEvent(createEvent(ApprovalDecidedV1, meta(edited), { approvalId: edited, verdict: 'approve-with-edits', reviewer, editedArguments: { orderId: 'o-1', amount: 1 } }), TEST_KEYS.approval));
+      await producer.publish('approvals', signEvent(createEvent(ApprovalDecidedV1, meta(denied), { approvalId: denied, verdict: 'deny', reviewer, comment: 'no' }), TEST_KEYS.approval));
       await new Promise((r) => setTimeout(r, 20));
-      await producer.publish('approvals', createEvent(ApprovalExpiredV1, meta(expired), { approvalId: expired, deadline: reqs[3]?.event.payload.deadline ?? '' }));
+      await producer.publish('approvals', signEvent(createEvent(ApprovalExpiredV1, meta(expired), { approvalId: expired, deadline: reqs[3]?.event.payload.deadline ?? '' }), TEST_KEYS.approval));
       await producer.publish('approvals', createEvent(ApprovalCancelledV1, meta(cancelled), { approvalId: cancelled, by: reqs[4]?.event.payload.requester ?? reviewer, reason: 'run ended' }));
     } finally {
       await producer.close();
@@ -68,7 +71,7 @@ describe('gatehouse approvals replay', () => {
     const live = await rebuildProjection(APPROVAL_PROJECTION, { kafka, namespace, database: { url: database.url }, schema: 'approval' });
     expect(live).toMatchObject({ records: 12, unapplied: 1 });
 
-    const env = { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_KAFKA_BROKERS: process.env['GATEHOUSE_KAFKA_BROKERS'] ?? '127.0.0.1:9092' };
+    const env = { GATEHOUSE_TRUSTED_KEYS: JSON.stringify([trustedEntryOf(TEST_KEYS.approval)]), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_KAFKA_BROKERS: process.env['GATEHOUSE_KAFKA_BROKERS'] ?? '127.0.0.1:9092' };
     const equal = await run(['approvals', 'replay', '--compare', '--schema', 'approval_replay'], env);
     expect(equal.stderr).toBe('');
     expect(equal.status).toBe(0);

@@ -6,8 +6,8 @@
 // Exit codes: 0 intact (or rebuilt and equal), 1 tampering found (or not equal), 2 usage or runtime error.
 // `approvals replay` reads the approval service's environment (GATEHOUSE_DATABASE_URL, ...).
 import { parseArgs } from 'node:util';
-import { GatehouseError } from '@gatehouse/contracts';
-import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { GatehouseError, keyringFromEnv } from '@gatehouse/contracts';
+import { approvalProjection } from '@gatehouse/approval-projection';
 import { runReplayCli, SERVICES } from '@gatehouse/service-runtime';
 import { describeReport, readAuditFile, readAuditTopic, verifyAuditChain, writeAuditFile } from './audit.js';
 
@@ -20,7 +20,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const [area, command, ...rest] = argv;
   if (area === 'approvals' && command === 'replay') {
     // Rebuilds the approval projection from offset 0 into a fresh schema; --compare checks it equals the live one.
-    return runReplayCli(SERVICES['approval'], APPROVAL_PROJECTION, { argv: rest, print: (line) => process.stdout.write(`${JSON.stringify(line)}\n`) });
+    return runReplayCli(SERVICES['approval'], approvalProjection(keyringFromEnv()), { argv: rest, print: (line) => process.stdout.write(`${JSON.stringify(line)}\n`) });
   }
   if (area !== 'audit' || (command !== 'dump' && command !== 'verify')) {
     process.stderr.write(`${USAGE}\n`);

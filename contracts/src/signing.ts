@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject, randomUUID, sign, verify } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from './chain.js';
 import { GatehouseError } from './errors.js';
@@ -138,4 +138,58 @@ export function checkGrant(event: { type: string; signature?: unknown }, keyring
   if (key.signer !== signer) return { trusted: false, reason: 'wrong-signer', signer, keyId };
   const ok = verify(null, signedBytes(event), key.publicKey, Buffer.from(value, 'base64url'));
   return ok ? { trusted: true, keyId } : { trusted: false, reason: 'bad-signature', signer, keyId };
+}
+
+/** Where an ignored grant was read: what a security event points at. */
+export interface GrantPosition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+}
+
+/**
+ * The security event a reader appends to the audit topic when its fold ignored a granting event
+ * for its signature: which event, where, why. Carries no payload of the forged event.
+ */
+export function untrustedGrantDecision(
+  reader: { readonly source: string },
+  forged: { readonly id: string; readonly type: string; readonly tenant: string; readonly subject: string; readonly correlationId?: string },
+  check: Extract<GrantCheck, { trusted: false }>,
+  at: GrantPosition,
+): DecisionRecordedInput {
+  const boundary = check.signer === 'approval' ? 'approval' : check.signer;
+  return {
+    meta: { source: reader.source, tenant: forged.tenant, subject: forged.subject, ...(forged.correlationId !== undefined && { correlationId: forged.correlationId }) },
+    payload: {
+      decisionId: randomUUID(),
+      boundary,
+      outcome: 'denied',
+      code: 'SECURITY.UNTRUSTED_GRANT',
+      reason: `a ${forged.type} event without a valid ${check.signer} service signature was ignored`,
+      redactedPaths: [],
+      attributes: {
+        eventId: forged.id,
+        eventType: forged.type,
+        untrusted: check.reason,
+        ...(check.keyId !== undefined && { keyId: check.keyId }),
+        topic: at.topic,
+        partition: at.partition,
+        offset: at.offset,
+      },
+    },
+  };
+}
+
+/** What `createEvent(DecisionRecordedV1, meta, payload)` takes. */
+export interface DecisionRecordedInput {
+  readonly meta: { source: string; tenant: string; subject: string; correlationId?: string };
+  readonly payload: {
+    decisionId: string;
+    boundary: 'approval' | 'ledger' | 'policy';
+    outcome: 'denied';
+    code: string;
+    reason: string;
+    redactedPaths: string[];
+    attributes: Record<string, string | number>;
+  };
 }

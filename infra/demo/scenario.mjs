@@ -20,6 +20,7 @@ import {
 } from '@gatehouse/guard';
 import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
 import { collectStreamText, scriptedModel } from '@gatehouse/guard/testing';
+import { keyringFromEnv } from '@gatehouse/contracts';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv } from '@gatehouse/kafka';
 import { z } from 'zod';
 
@@ -60,7 +61,8 @@ say(`refused:  a secret split over 3 stream chunks -> ${leakResult.tripwire?.cod
 say('\n== 2. A refund connector: a reviewer approves it through the approval service, then it runs exactly once');
 const approvalUrl = process.env.GATEHOUSE_APPROVAL_URL ?? 'http://127.0.0.1:4102';
 const reviewerKey = process.env.GATEHOUSE_DEMO_REVIEWER_KEY;
-const gateway = createKafkaApprovalGateway({ kafka, namespace: process.env.GATEHOUSE_TOPIC_NAMESPACE || undefined, source: 'guard:demo-agent' });
+// Decisions count only when signed by the approval service: its public key comes from GATEHOUSE_TRUSTED_KEYS_FILE.
+const gateway = createKafkaApprovalGateway({ kafka, keyring: keyringFromEnv(), namespace: process.env.GATEHOUSE_TOPIC_NAMESPACE || undefined, source: 'guard:demo-agent' });
 await gateway.start();
 const { idempotencyStore } = createLedgerStores({ baseUrl: ledgerUrl, connectorId: 'payments.refund' });
 let executions = 0;

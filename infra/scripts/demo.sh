@@ -37,6 +37,18 @@ reviewer_key_file="$GATEHOUSE_STATE_DIR/demo-reviewer.key"
 (umask 077 && printf '%s\n' "$GATEHOUSE_DEMO_REVIEWER_KEY" >"$reviewer_key_file")
 GATEHOUSE_APPROVAL_REVIEWERS="[{\"id\":\"user:dana\",\"role\":\"payments-approver\",\"tenants\":[\"acme\"],\"connectors\":\"*\",\"apiKeySha256\":\"$(printf '%s' "$GATEHOUSE_DEMO_REVIEWER_KEY" | sha256sum | cut -c1-64)\"}]"
 export GATEHOUSE_DEMO_REVIEWER_KEY GATEHOUSE_APPROVAL_REVIEWERS
+# Signing keys of the granting services (approval, ledger, policy): throwaway Ed25519 keys under
+# the git-ignored state dir; every process trusts their public halves, each service signs with its own.
+signing_dir="$GATEHOUSE_STATE_DIR/secrets/signing"
+node infra/signing/keys.mjs "$signing_dir"
+export GATEHOUSE_TRUSTED_KEYS_FILE="$signing_dir/trusted-keys.json"
+signing_env() {
+  case "$1" in
+    approval) echo "GATEHOUSE_SIGNING_KEY_FILE=$signing_dir/approval.pem GATEHOUSE_SIGNING_KEY_ID=$(cat "$signing_dir/approval.id")" ;;
+    idempotency-ledger) echo "GATEHOUSE_SIGNING_KEY_FILE=$signing_dir/ledger.pem GATEHOUSE_SIGNING_KEY_ID=$(cat "$signing_dir/ledger.id")" ;;
+    policy) echo "GATEHOUSE_SIGNING_KEY_FILE=$signing_dir/policy.pem GATEHOUSE_SIGNING_KEY_ID=$(cat "$signing_dir/policy.id")" ;;
+  esac
+}
 run_dir="$GATEHOUSE_STATE_DIR/services"
 mkdir -p "$run_dir"
 stop_services() {
@@ -69,7 +81,8 @@ for entry in $SERVICES; do
     echo "demo: $name already running (pid $(cat "$pid_file"))"
     continue
   fi
-  node "services/$name/dist/main.js" >"$run_dir/$name.log" 2>&1 &
+  # shellcheck disable=SC2046 # word splitting of NAME=value pairs is intended
+  env $(signing_env "$name") node "services/$name/dist/main.js" >"$run_dir/$name.log" 2>&1 &
   echo $! >"$pid_file"
 done
 

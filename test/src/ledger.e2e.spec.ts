@@ -6,6 +6,7 @@ import path from 'node:path';
 import { replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { applyLedgerEvent, createLedgerState } from '@gatehouse/ledger';
+import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from './support/database.js';
 import { killAll, ROOT, type Started, startNode, startService } from './support/processes.js';
@@ -99,7 +100,7 @@ describe('a holder that dies mid-execution', () => {
 
 describe('shared rate limits across processes', () => {
   async function admittedTimes(budgetKey: string): Promise<number[]> {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const times: number[] = [];
     await replayTopic(kafka, 'ledger', {
       namespace,

@@ -4,11 +4,12 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { SERVICES } from '@gatehouse/service-runtime';
 import { freePort, killAll, ROOT, startNode } from './support/processes.js';
+import { serviceSigningEnv } from './support/signing.js';
 
 afterAll(() => killAll());
 
 function start(name: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  return startNode(path.join(ROOT, `services/${name}/dist/main.js`), [], env);
+  return startNode(path.join(ROOT, `services/${name}/dist/main.js`), [], { ...serviceSigningEnv(name), ...env });
 }
 
 async function healthy(port: number, child: ChildProcess, timeoutMs = 60_000): Promise<{ status: number; body: Record<string, unknown> }> {

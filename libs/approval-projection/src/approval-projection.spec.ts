@@ -1,7 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { ApprovalDecidedV1, createEvent } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, createEvent, signEvent } from '@gatehouse/contracts';
+import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 import { testRequest } from '@gatehouse/approvals/testing';
-import { APPROVAL_PROJECTION } from './approval-projection.js';
+import { approvalProjection } from './approval-projection.js';
+
+const APPROVAL_PROJECTION = approvalProjection(TEST_KEYRING);
 
 const table = APPROVAL_PROJECTION.tables[0];
 if (!table) throw new Error('the approval projection has a table');
@@ -44,8 +47,8 @@ describe('the approval projection row', () => {
   it('shows a decision with edits, its reviewer and comment, and a rejected later decision in the history', () => {
     const { state, made } = applied();
     const meta = { source: 'service:approval', tenant: 'acme', subject: made.approvalId };
-    APPROVAL_PROJECTION.fold.apply(state, createEvent(ApprovalDecidedV1, meta, { approvalId: made.approvalId, verdict: 'approve-with-edits', reviewer: alice, editedArguments: { amount: 1 }, comment: 'less' }), T0 + 5);
-    APPROVAL_PROJECTION.fold.apply(state, createEvent(ApprovalDecidedV1, meta, { approvalId: made.approvalId, verdict: 'deny', reviewer: { ...alice, id: 'user:bob' } }), T0 + 6);
+    APPROVAL_PROJECTION.fold.apply(state, signEvent(createEvent(ApprovalDecidedV1, meta, { approvalId: made.approvalId, verdict: 'approve-with-edits', reviewer: alice, editedArguments: { amount: 1 }, comment: 'less' }), TEST_KEYS.approval), T0 + 5);
+    APPROVAL_PROJECTION.fold.apply(state, signEvent(createEvent(ApprovalDecidedV1, meta, { approvalId: made.approvalId, verdict: 'deny', reviewer: { ...alice, id: 'user:bob' } }), TEST_KEYS.approval), T0 + 6);
     const row = table.row(state, made.approvalId, touch);
     expect(row).toMatchObject({ status: 'approved-with-edits', settled_at: T0 + 5, settled_by: alice, comment: 'less', edited_arguments: { v: { amount: 1 } } });
     expect((row as { history: { verdict: unknown }[] }).history.map((h) => h.verdict)).toEqual([{ kind: 'accepted' }, { kind: 'accepted' }, { kind: 'rejected', reason: 'already-decided' }]);

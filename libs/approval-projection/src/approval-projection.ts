@@ -1,4 +1,5 @@
 import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, type HistoryEntry, type Verdict } from '@gatehouse/approvals';
+import { type Keyring } from '@gatehouse/contracts';
 import { CreateProjectionOffsets1764489600000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { CreateApprovalProjection1764662400000 } from './approval-projection.migrations.js';
@@ -102,13 +103,14 @@ async function upsertApprovals(manager: EntityManager, schemaSql: string, rows: 
 
 /**
  * The approval service's projection of `gatehouse.approvals.v1`: a row per requested approval,
- * written by the same fold the guard and the replay tool run. Events about an id that was never
- * requested stay in the fold's history only (the fold rejects them as unknown).
+ * written by the same fold the guard and the replay tool run, trusting `keyring` for decisions.
+ * Events about an id that was never requested stay in the fold's history only (the fold rejects
+ * them as unknown).
  */
-export const APPROVAL_PROJECTION: ProjectionSpec<'approvals', ApprovalsState, Verdict> = {
+export const approvalProjection = (keyring: Keyring): ProjectionSpec<'approvals', ApprovalsState, Verdict> => ({
   name: 'approvals',
   topicId: 'approvals',
-  fold: { create: createApprovalsState, apply: applyApprovalEvent },
+  fold: { create: () => createApprovalsState(keyring), apply: applyApprovalEvent },
   migrations: APPROVAL_MIGRATIONS,
   tables: [
     {
@@ -122,4 +124,4 @@ export const APPROVAL_PROJECTION: ProjectionSpec<'approvals', ApprovalsState, Ve
       upsert: upsertApprovals,
     },
   ],
-};
+});

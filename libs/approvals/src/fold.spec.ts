@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, createEvent, type Scope } from '@gatehouse/contracts';
+import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, createEvent, type Scope, signEvent } from '@gatehouse/contracts';
+import { TEST_KEYRING, TEST_KEYS, testSigningKey } from '@gatehouse/contracts/testing';
 import { approvalIdForScope } from './approval-id.js';
 import { applyApprovalEvent, dueForExpiry, foldApprovals, grantFromApproval, type ApprovalEvent } from './fold.js';
 import { createApprovalsState } from './state.js';
@@ -24,17 +25,18 @@ const requested = (s: Scope = scope, approvalId = approvalIdForScope(s)) =>
     reason: 'refunds need a person',
     deadline: new Date(DEADLINE).toISOString(),
   });
+const signed = <E extends object>(event: E) => signEvent(event, TEST_KEYS.approval);
 const decided = (verdict: 'approve' | 'deny', reviewer: { id: string; role: string } = alice, approvalId = id) =>
-  createEvent(ApprovalDecidedV1, meta(approvalId), { approvalId, verdict, reviewer, comment: `${verdict} by ${reviewer.id}` });
+  signed(createEvent(ApprovalDecidedV1, meta(approvalId), { approvalId, verdict, reviewer, comment: `${verdict} by ${reviewer.id}` }));
 const edited = (editedArguments: { amount: number }, reviewer = alice) =>
-  createEvent(ApprovalDecidedV1, meta(), { approvalId: id, verdict: 'approve-with-edits', reviewer, editedArguments });
-const expired = (approvalId = id) => createEvent(ApprovalExpiredV1, meta(approvalId), { approvalId, deadline: new Date(DEADLINE).toISOString() });
+  signed(createEvent(ApprovalDecidedV1, meta(), { approvalId: id, verdict: 'approve-with-edits', reviewer, editedArguments }));
+const expired = (approvalId = id) => signed(createEvent(ApprovalExpiredV1, meta(approvalId), { approvalId, deadline: new Date(DEADLINE).toISOString() }));
 
 const cancelled = (by: { id: string; role: string; kind?: 'human' | 'service' | 'agent' | 'system' } = requester) =>
   createEvent(ApprovalCancelledV1, meta(), { approvalId: id, by, reason: 'run aborted' });
 
 function pendingState() {
-  const state = createApprovalsState();
+  const state = createApprovalsState(TEST_KEYRING);
   expect(applyApprovalEvent(state, requested(), T0)).toEqual({ kind: 'accepted' });
   return state;
 }
@@ -80,7 +82,7 @@ describe('requests', () => {
   });
 
   it('rejects a request whose id is not derived from its scope', () => {
-    const state = createApprovalsState();
+    const state = createApprovalsState(TEST_KEYRING);
     const squatter = requested({ ...scope, executionId: 'run-evil' }, id);
     expect(applyApprovalEvent(state, squatter, T0)).toEqual({ kind: 'rejected', reason: 'scope-mismatch' });
     expect(state.approvals.has(id)).toBe(false);
@@ -138,7 +140,7 @@ describe('decisions', () => {
   });
 
   it('rejects a decision for an unknown approval and records it in that id’s history', () => {
-    const state = createApprovalsState();
+    const state = createApprovalsState(TEST_KEYRING);
     expect(applyApprovalEvent(state, decided('approve'), T0)).toEqual({ kind: 'rejected', reason: 'unknown-approval' });
     expect(state.approvals.has(id)).toBe(false);
     expect(state.history.get(id)).toHaveLength(1);
@@ -168,7 +170,7 @@ describe('decisions', () => {
   it('judges the deadline by log time, not by the event’s own clock', () => {
     const state = pendingState();
     // The producer's clock says "long before the deadline"; the broker appended it after.
-    const backdated = createEvent(ApprovalDecidedV1, { ...meta(), time: new Date(T0).toISOString() }, { approvalId: id, verdict: 'approve', reviewer: alice });
+    const backdated = signed(createEvent(ApprovalDecidedV1, { ...meta(), time: new Date(T0).toISOString() }, { approvalId: id, verdict: 'approve', reviewer: alice }));
     expect(applyApprovalEvent(state, backdated, DEADLINE + 1)).toEqual({ kind: 'rejected', reason: 'past-deadline' });
   });
 });
@@ -197,7 +199,7 @@ describe('expiry', () => {
   });
 
   it('rejects an expiry for an unknown approval', () => {
-    expect(applyApprovalEvent(createApprovalsState(), expired(), DEADLINE + 1)).toEqual({ kind: 'rejected', reason: 'unknown-approval' });
+    expect(applyApprovalEvent(createApprovalsState(TEST_KEYRING), expired(), DEADLINE + 1)).toEqual({ kind: 'rejected', reason: 'unknown-approval' });
   });
 
   it('lists pending approvals past their deadline at `now`, oldest deadline first', () => {
@@ -229,8 +231,8 @@ describe('replay', () => {
       { event: expired(approvalIdForScope(other)), logTime: DEADLINE + 2 },
       { event: expired('appr_nobody'), logTime: DEADLINE + 3 },
     ];
-    const live = foldApprovals(records);
-    const replayed = foldApprovals(records);
+    const live = foldApprovals(records, TEST_KEYRING);
+    const replayed = foldApprovals(records, TEST_KEYRING);
     expect(replayed).toEqual(live);
     expect(replayed.approvals.get(id)).toMatchObject({ status: 'approved-with-edits', reviewer: bob });
     expect(replayed.approvals.get(approvalIdForScope(other))).toMatchObject({ status: 'expired', cause: 'late-decision' });
@@ -277,7 +279,7 @@ describe('quorum', () => {
       quorum: { required: 2, reviewers: [alice.id, bob.id, carol.id] },
     });
   const quorumState = () => {
-    const state = createApprovalsState();
+    const state = createApprovalsState(TEST_KEYRING);
     expect(applyApprovalEvent(state, quorumRequest(), T0)).toEqual({ kind: 'accepted' });
     return state;
   };
@@ -313,11 +315,34 @@ describe('quorum', () => {
 
 describe('self-approval', () => {
   it('refuses the principal the requesting agent acts for, as it refuses the agent itself', () => {
-    const state = createApprovalsState();
+    const state = createApprovalsState(TEST_KEYRING);
     const onBehalfOf = { id: 'user:mallory', role: 'support', kind: 'human' as const };
     applyApprovalEvent(state, createEvent(ApprovalRequestedV1, meta(), { ...requested().payload, onBehalfOf }), T0);
     expect(applyApprovalEvent(state, decided('approve', onBehalfOf), T0 + 1)).toEqual({ kind: 'rejected', reason: 'self-approval' });
     expect(applyApprovalEvent(state, decided('approve', requester), T0 + 2)).toEqual({ kind: 'rejected', reason: 'self-approval' });
     expect(applyApprovalEvent(state, decided('approve', alice), T0 + 3)).toEqual({ kind: 'accepted' });
+  });
+});
+
+describe('signed grants', () => {
+  it('ignores an unsigned or forged decision, counts it, and keeps it in the history', () => {
+    const state = pendingState();
+    const forgedBy = testSigningKey('approval', 'agent-made-key');
+    const unsigned = createEvent(ApprovalDecidedV1, meta(), { approvalId: id, verdict: 'approve', reviewer: alice });
+    expect(applyApprovalEvent(state, unsigned, T0 + 1)).toEqual({ kind: 'rejected', reason: 'untrusted-signature', untrusted: 'unsigned' });
+    expect(applyApprovalEvent(state, signEvent(unsigned, forgedBy), T0 + 2)).toEqual({ kind: 'rejected', reason: 'untrusted-signature', untrusted: 'unknown-key' });
+    expect(applyApprovalEvent(state, signEvent(unsigned, TEST_KEYS.ledger), T0 + 3)).toEqual({ kind: 'rejected', reason: 'untrusted-signature', untrusted: 'wrong-signer' });
+    expect(state.approvals.get(id)?.status).toBe('pending');
+    expect(grantFromApproval(state, id)).toBeUndefined();
+    expect(state.untrusted.count).toBe(3);
+    expect(state.history.get(id)?.map((h) => h.verdict.kind)).toEqual(['accepted', 'rejected', 'rejected', 'rejected']);
+    // The service's signed decision still counts afterwards.
+    expect(applyApprovalEvent(state, decided('approve'), T0 + 4)).toEqual({ kind: 'accepted' });
+  });
+
+  it('needs no signature on a request or a withdrawal (they grant nothing)', () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, cancelled(), T0 + 1)).toEqual({ kind: 'accepted' });
+    expect(state.untrusted.count).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { type JsonValue, type Scope, type TopicEvent } from '@gatehouse/contracts';
+import { checkGrant, type JsonValue, type Keyring, type Scope, type TopicEvent } from '@gatehouse/contracts';
 import { approvalIdForScope } from './approval-id.js';
 import { type Approval, type ApprovalsState, createApprovalsState, type HistoryEntry, type RejectionReason, type Verdict } from './state.js';
 
@@ -77,6 +77,12 @@ export function applyApprovalEvent(state: ApprovalsState, event: ApprovalEvent, 
 }
 
 function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): Verdict {
+  // Only the approval service grants: an unsigned or forged decision or expiry changes nothing.
+  const trust = checkGrant(event, state.keyring);
+  if (!trust.trusted) {
+    state.untrusted.count += 1;
+    return Object.freeze({ kind: 'rejected', reason: 'untrusted-signature', untrusted: trust.reason });
+  }
   switch (event.type) {
     case 'ApprovalRequested': {
       const p = event.payload;
@@ -201,7 +207,7 @@ export function dueForExpiry(state: ApprovalsState, now: number): Extract<Approv
 }
 
 /** Folds records in offset order: the state any replica reaches from the same log. */
-export function foldApprovals(records: Iterable<{ event: ApprovalEvent; logTime: number }>, state: ApprovalsState = createApprovalsState()): ApprovalsState {
+export function foldApprovals(records: Iterable<{ event: ApprovalEvent; logTime: number }>, keyring: Keyring, state: ApprovalsState = createApprovalsState(keyring)): ApprovalsState {
   for (const { event, logTime } of records) applyApprovalEvent(state, event, logTime);
   return state;
 }

@@ -1,4 +1,4 @@
-import { type Actor, type ApprovalRequested, type JsonValue } from '@gatehouse/contracts';
+import { type Actor, type ApprovalRequested, type JsonValue, type Keyring, type UntrustedReason } from '@gatehouse/contracts';
 
 /** What a request asked for, as the log recorded it. */
 export type ApprovalRequest = ApprovalRequested['payload'];
@@ -58,7 +58,7 @@ export type Verdict =
   | { readonly kind: 'accepted' }
   /** A retried request for an approval that already exists: wait on the existing one. */
   | { readonly kind: 'duplicate' }
-  | { readonly kind: 'rejected'; readonly reason: RejectionReason };
+  | { readonly kind: 'rejected'; readonly reason: RejectionReason; readonly untrusted?: UntrustedReason };
 
 export type RejectionReason =
   | 'unknown-approval'
@@ -73,7 +73,8 @@ export type RejectionReason =
   | 'missing-edits' // approve-with-edits without edited arguments (the contract forbids it)
   | 'not-a-quorum-reviewer' // under a quorum, a decision by someone not listed
   | 'already-voted' // under a quorum, a second approval by the same reviewer
-  | 'edits-need-single-reviewer'; // under a quorum, approve-with-edits (reviewers could disagree on the edits)
+  | 'edits-need-single-reviewer' // under a quorum, approve-with-edits (reviewers could disagree on the edits)
+  | 'untrusted-signature'; // a decision or expiry not signed by a trusted key of the approval service
 
 /** One event as the fold saw it, applied or not: the "full history" of an approval. */
 export interface HistoryEntry {
@@ -95,9 +96,13 @@ export interface HistoryEntry {
 export interface ApprovalsState {
   readonly approvals: Map<string, Approval>;
   readonly history: Map<string, HistoryEntry[]>;
+  /** The approval service's public keys: a decision or expiry counts only when signed by one. */
+  readonly keyring: Keyring;
+  /** Granting events the fold ignored for their signature (each also in `history`). */
+  readonly untrusted: { count: number };
 }
 
-/** A fresh, empty state: the start of every replay. */
-export function createApprovalsState(): ApprovalsState {
-  return { approvals: new Map(), history: new Map() };
+/** A fresh, empty state trusting `keyring`: the start of every replay. */
+export function createApprovalsState(keyring: Keyring): ApprovalsState {
+  return { approvals: new Map(), history: new Map(), keyring, untrusted: { count: 0 } };
 }

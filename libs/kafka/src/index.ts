@@ -7,6 +7,7 @@ export * from './tail.js';
 export * from './consumer.js';
 export * from './provision.js';
 export * from './fold-engine/fold-engine.js';
+export { FoldReader, type FoldReaderOptions, reportIfUntrusted, type UntrustedReporting } from './fold-engine/fold-reader.js';
 export { OffsetWatermarks } from './fold-engine/offset-watermarks.js';
 export { VerdictBook } from './fold-engine/verdict-book.js';
 export { decodeRecord } from './decode-record.js';

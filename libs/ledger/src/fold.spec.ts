@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID, createHash } from 'node:crypto';
 import {
-  createEvent,
+  createEvent as createUnsigned,
   LedgerKeyCompletedV1,
   LedgerKeyFailedV1,
   LedgerKeyReconciledV1,
@@ -9,10 +9,14 @@ import {
   LedgerKeyResolvedV1,
   LedgerKeyTakenOverV1,
   LedgerRateConsumedV1,
+  signEvent,
 } from '@gatehouse/contracts';
+import { TEST_KEYRING, TEST_KEYS, testSigningKey } from '@gatehouse/contracts/testing';
 import { applyLedgerEvent, foldLedger, type LedgerEvent } from './fold.js';
 import { createLedgerState } from './state.js';
 
+// Every ledger event is an outcome the ledger service grants: the fixtures are signed as it signs them.
+const createEvent: typeof createUnsigned = (schema, meta, payload) => signEvent(createUnsigned(schema, meta, payload), TEST_KEYS.ledger);
 const key = createHash('sha256').update('k').digest('hex');
 const budget = createHash('sha256').update('b').digest('hex');
 const meta = { source: 'service:idempotency-ledger', tenant: 'acme', subject: key };
@@ -26,7 +30,7 @@ const consume = (algorithm: 'fixed-window' | 'sliding-window', count: number, wi
 
 describe('idempotency keys', () => {
   it('lets the first claim on a free key win and rejects a second while it is pending', () => {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const [a, b] = [randomUUID(), randomUUID()];
     expect(applyLedgerEvent(state, reserved(a), 0)).toEqual({ kind: 'accepted' });
     expect(applyLedgerEvent(state, reserved(b), 10)).toEqual({ kind: 'rejected', reason: 'key-held' });
@@ -34,7 +38,7 @@ describe('idempotency keys', () => {
   });
 
   it('records the result of the holder and rejects a completion by anyone else', () => {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const [a, b] = [randomUUID(), randomUUID()];
     applyLedgerEvent(state, reserved(a), 0);
     expect(applyLedgerEvent(state, completed(b), 5)).toEqual({ kind: 'rejected', reason: 'lease-lost' });
@@ -44,7 +48,7 @@ describe('idempotency keys', () => {
   });
 
   it('frees the key after a failure', () => {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const [a, b] = [randomUUID(), randomUUID()];
     applyLedgerEvent(state, reserved(a), 0);
     applyLedgerEvent(state, failed(a), 1);
@@ -52,7 +56,7 @@ describe('idempotency keys', () => {
   });
 
   it('allows a takeover only after the TTL by log time, and refuses the old holder afterwards', () => {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const [a, b] = [randomUUID(), randomUUID()];
     applyLedgerEvent(state, reserved(a, 1_000), 10_000);
     expect(applyLedgerEvent(state, takenOver(a, b), 10_999)).toEqual({ kind: 'rejected', reason: 'not-stale' });
@@ -62,7 +66,7 @@ describe('idempotency keys', () => {
   });
 
   it('needs a reconcile answer (or an operator) before an ambiguous key completes or re-runs', () => {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const [a, b] = [randomUUID(), randomUUID()];
     applyLedgerEvent(state, reserved(a, 100), 0);
     applyLedgerEvent(state, takenOver(a, b), 200);
@@ -73,7 +77,7 @@ describe('idempotency keys', () => {
   });
 
   it('records a reconcile that finds the side effect already applied as the result', () => {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const [a, b] = [randomUUID(), randomUUID()];
     applyLedgerEvent(state, reserved(a, 100), 0);
     applyLedgerEvent(state, takenOver(a, b), 100);
@@ -82,7 +86,7 @@ describe('idempotency keys', () => {
   });
 
   it('parks an ambiguous key whose holder walks away until an operator decides', () => {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
     applyLedgerEvent(state, reserved(a, 100), 0);
     applyLedgerEvent(state, takenOver(a, b), 100);
@@ -102,13 +106,13 @@ describe('idempotency keys', () => {
       { event: takenOver(a, b), logTime: 150 },
       { event: consume('sliding-window', 3, 1_000), logTime: 150 },
     ];
-    expect(foldLedger(records)).toEqual(foldLedger(records));
+    expect(foldLedger(records, TEST_KEYRING)).toEqual(foldLedger(records, TEST_KEYRING));
   });
 });
 
 describe('rate budgets', () => {
   it('fixed window admits count per window and a refused request consumes nothing', () => {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const verdicts = [0, 1, 2, 3].map((t) => applyLedgerEvent(state, consume('fixed-window', 3, 1_000), t).kind);
     expect(verdicts).toEqual(['admitted', 'admitted', 'admitted', 'refused']);
     expect(state.budgets.get(budget)).toMatchObject({ used: 3 });
@@ -117,8 +121,8 @@ describe('rate budgets', () => {
 
   it('fixed window admits up to twice the budget across a boundary; the sliding window does not', () => {
     const times = [990, 991, 992, 1_000, 1_001, 1_002];
-    const fixed = createLedgerState();
-    const bucket = createLedgerState();
+    const fixed = createLedgerState(TEST_KEYRING);
+    const bucket = createLedgerState(TEST_KEYRING);
     const admittedFixed = times.filter((t) => applyLedgerEvent(fixed, consume('fixed-window', 3, 1_000), t).kind === 'admitted').length;
     const admittedBucket = times.filter((t) => applyLedgerEvent(bucket, consume('sliding-window', 3, 1_000), t).kind === 'admitted').length;
     expect(admittedFixed).toBe(6);
@@ -126,10 +130,29 @@ describe('rate budgets', () => {
   });
 
   it('sliding window never admits more than count in any window-length interval', () => {
-    const state = createLedgerState();
+    const state = createLedgerState(TEST_KEYRING);
     const admitted: number[] = [];
     for (let t = 0; t < 5_000; t += 37) if (applyLedgerEvent(state, consume('sliding-window', 10, 1_000), t).kind === 'admitted') admitted.push(t);
     for (const start of admitted) expect(admitted.filter((t) => t >= start && t < start + 1_000).length).toBeLessThanOrEqual(10);
     expect(admitted.length).toBeGreaterThan(40);
+  });
+});
+
+describe('signed outcomes', () => {
+  it('ignores a reservation nobody signed, or one signed by a key the keyring does not trust', () => {
+    const state = createLedgerState(TEST_KEYRING);
+    const unsigned = createUnsigned(LedgerKeyReservedV1, meta, { key, connectorId: 'c', leaseToken: randomUUID(), holder: 'agent', pendingTtlMs: 1_000 });
+    expect(applyLedgerEvent(state, unsigned, 1)).toEqual({ kind: 'rejected', reason: 'untrusted-signature' });
+    expect(applyLedgerEvent(state, signEvent(unsigned, testSigningKey('ledger', 'agent-made')), 2)).toEqual({ kind: 'rejected', reason: 'untrusted-signature' });
+    expect(applyLedgerEvent(state, signEvent(unsigned, TEST_KEYS.approval), 3)).toEqual({ kind: 'rejected', reason: 'untrusted-signature' });
+    expect(state.keys.size).toBe(0);
+    expect(state.untrusted.count).toBe(3);
+    // The service's own reservation still wins the key.
+    expect(applyLedgerEvent(state, reserved(randomUUID()), 4)).toEqual({ kind: 'accepted' });
+  });
+
+  it("takes every event as it is in an in-process ledger, which reads no log", () => {
+    const state = createLedgerState('in-process');
+    expect(applyLedgerEvent(state, createUnsigned(LedgerKeyReservedV1, meta, { key, connectorId: 'c', leaseToken: randomUUID(), holder: 'h', pendingTtlMs: 1_000 }), 1)).toEqual({ kind: 'accepted' });
   });
 });

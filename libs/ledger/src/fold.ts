@@ -1,4 +1,4 @@
-import { type TopicEvent } from '@gatehouse/contracts';
+import { checkGrant, type Keyring, type TopicEvent } from '@gatehouse/contracts';
 import { type BudgetState, createLedgerState, type KeyState, type LedgerState, type Verdict } from './state.js';
 
 export type LedgerEvent = TopicEvent<'ledger'>;
@@ -30,6 +30,11 @@ export function isStale(current: Extract<KeyState, { status: 'pending' }>, at: n
  * A rejected event changes nothing but is never an error: it is already on the log.
  */
 export function applyLedgerEvent(state: LedgerState, event: LedgerEvent, logTime: number): Verdict {
+  // Only the ledger service grants: an outcome it did not sign claims nothing.
+  if (state.trust !== 'in-process' && !checkGrant(event, state.trust).trusted) {
+    state.untrusted.count += 1;
+    return reject('untrusted-signature');
+  }
   switch (event.type) {
     case 'LedgerKeyReserved': {
       const p = event.payload;
@@ -113,7 +118,7 @@ function consume(state: LedgerState, event: Extract<LedgerEvent, { type: 'Ledger
 }
 
 /** Folds records in offset order: the state any replica reaches from the same log. */
-export function foldLedger(records: Iterable<{ event: LedgerEvent; logTime: number }>, state: LedgerState = createLedgerState()): LedgerState {
+export function foldLedger(records: Iterable<{ event: LedgerEvent; logTime: number }>, trust: Keyring | 'in-process', state: LedgerState = createLedgerState(trust)): LedgerState {
   for (const { event, logTime } of records) applyLedgerEvent(state, event, logTime);
   return state;
 }

@@ -1,4 +1,4 @@
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonValue, type Keyring } from '@gatehouse/contracts';
 
 /** Who holds an idempotency key, or what was recorded for it. */
 export type KeyState =
@@ -25,7 +25,8 @@ export type RejectionReason =
   | 'not-stale' // a takeover before the TTL ran out
   | 'lease-lost' // a late completion, failure or reconcile from a holder that was taken over
   | 'not-ambiguous'
-  | 'unknown-key';
+  | 'unknown-key'
+  | 'untrusted-signature'; // not signed by a trusted key of the ledger service
 
 /**
  * The fold's whole state. Owned by one fold and advanced in place (a replay of thousands of
@@ -35,9 +36,17 @@ export type RejectionReason =
 export interface LedgerState {
   readonly keys: Map<string, KeyState>;
   readonly budgets: Map<string, BudgetState>;
+  /**
+   * Whose events count: the ledger service's public keys (every event on the ledger topic is an
+   * outcome it grants), or `'in-process'` for a ledger that never reads a log — the guard's
+   * in-memory stores, whose events only this process makes. Never `'in-process'` over a topic.
+   */
+  readonly trust: Keyring | 'in-process';
+  /** Events the fold ignored for their signature. */
+  readonly untrusted: { count: number };
 }
 
-/** A fresh, empty state: the start of every replay. */
-export function createLedgerState(): LedgerState {
-  return { keys: new Map(), budgets: new Map() };
+/** A fresh, empty state trusting `trust`: the start of every replay. */
+export function createLedgerState(trust: Keyring | 'in-process'): LedgerState {
+  return { keys: new Map(), budgets: new Map(), trust, untrusted: { count: 0 } };
 }

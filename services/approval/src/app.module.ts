@@ -1,7 +1,7 @@
 import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { APPROVAL_MIGRATIONS, APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { APPROVAL_MIGRATIONS, approvalProjection } from '@gatehouse/approval-projection';
 import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
@@ -37,7 +37,9 @@ export class ApprovalModule implements OnModuleDestroy {
             ApprovalEngine.start({
               kafka,
               namespace: config.topicNamespace,
-              projection: new ProjectionWriter(dataSource, APPROVAL_PROJECTION, config.database.schema, topicName('approvals', config.topicNamespace)),
+              signingKey: options.signingKey,
+              keyring: options.keyring,
+              projection: new ProjectionWriter(dataSource, approvalProjection(options.keyring), config.database.schema, topicName('approvals', config.topicNamespace)),
               decisionDeadlineMs: options.decisionDeadlineMs,
               expirySweepMs: options.expirySweepMs,
               log: nestFoldLog('approval'),

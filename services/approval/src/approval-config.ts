@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { GatehouseError } from '@gatehouse/contracts';
+import { GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
 import { z } from 'zod';
 
 /** Environment variables of the approval service (besides the runtime's). */
@@ -38,6 +38,10 @@ export interface ApiKeyReviewer extends ReviewerGrant {
 
 export interface ApprovalOptions {
   readonly reviewers: readonly ApiKeyReviewer[];
+  /** Signs every decision and expiry (GATEHOUSE_SIGNING_KEY_FILE, GATEHOUSE_SIGNING_KEY_ID). */
+  readonly signingKey: SigningKey;
+  /** The approval keys the fold trusts (GATEHOUSE_TRUSTED_KEYS_FILE): this service's own, and others' during a rotation. */
+  readonly keyring: Keyring;
   readonly jwt?: { readonly secret: Buffer; readonly issuer?: string; readonly audience?: string };
   readonly expirySweepMs: number;
   readonly decisionDeadlineMs: number;
@@ -113,6 +117,8 @@ export function approvalOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ap
   }
   return {
     reviewers,
+    signingKey: signingKeyFromEnv('approval', env),
+    keyring: keyringFromEnv(env),
     ...(jwt && { jwt }),
     expirySweepMs: positiveInt(env, APPROVAL_ENV.expirySweepMs, 1_000),
     decisionDeadlineMs: positiveInt(env, APPROVAL_ENV.decisionDeadlineMs, 5_000),

@@ -1,12 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import { type ApprovalEvent, foldApprovals } from '@gatehouse/approvals';
-import { ApprovalCancelledV1, createEvent } from '@gatehouse/contracts';
+import { ApprovalCancelledV1, ApprovalDecidedV1, createEvent, signEvent, type TopicEvent } from '@gatehouse/contracts';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { compareProjections, openServiceDatabase, rebuildProjection } from '@gatehouse/service-runtime';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
-import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { approvalProjection } from '@gatehouse/approval-projection';
+import { TEST_KEYRING, testSigningKey } from '@gatehouse/contracts/testing';
+
+const APPROVAL_PROJECTION = approvalProjection(TEST_KEYRING);
 import { type Kafka } from 'kafkajs';
 import { type ApprovalApp, type ApprovalAppOptions, bearer, startApprovalApp, testReviewer } from './testing/approval-app.js';
 import { testRequest, type TestRequestOptions } from './testing/requests.js';
@@ -259,7 +262,7 @@ describe('racing reviewers', () => {
     // A third fold, from offset 0, agrees with both.
     const records: { event: ApprovalEvent; logTime: number }[] = [];
     await replayTopic(kafka, 'approvals', { namespace: w.namespace, onRecord: (r) => void records.push({ event: r.event, logTime: r.logTime.getTime() }) });
-    const replayed = foldApprovals(records);
+    const replayed = foldApprovals(records, TEST_KEYRING);
     for (const id of ids) {
       const decided = replayed.approvals.get(id);
       expect(decided).toEqual(first.engine.approval(id));
@@ -317,5 +320,37 @@ describe('quorum', () => {
     const second = await decide(app, approvalId, frank, { verdict: 'approve' });
     expect([second.status, second.body['status']]).toEqual([200, 'approved']);
     expect(app.engine.approval(approvalId)).toMatchObject({ status: 'approved', votes: [{ reviewer: { id: 'user:alice' } }, { reviewer: { id: 'user:frank' } }] });
+  });
+});
+
+describe('forged decisions', () => {
+  it('ignores a decision the approval service did not sign, reports it on the audit topic, and still takes the real one', async () => {
+    const w = await world();
+    const app = await boot(w);
+    const { approvalId, event } = await request(w, app);
+    // An agent with write access to the topic approves its own request: unsigned, then with a key of its own.
+    const forged = createEvent(ApprovalDecidedV1, { source: 'guard:rogue', tenant: 'acme', subject: approvalId }, { approvalId, verdict: 'approve', reviewer: { id: 'user:alice', role: 'approver', kind: 'human' } });
+    await w.producer.publish('approvals', forged);
+    await w.producer.publish('approvals', signEvent(forged, testSigningKey('approval', 'approval-test')));
+    await waitFor(() => (app.engine.status().untrustedGrants === 2 ? true : undefined), { what: 'both forgeries folded' });
+    const seen = await app.get<{ status: string; history: { verdict: { reason?: string; untrusted?: string } }[] }>(`/v1/approvals/${approvalId}`, bearer(alice));
+    expect(seen.body.status).toBe('pending');
+    expect(seen.body.history.slice(1).map((h) => [h.verdict.reason, h.verdict.untrusted])).toEqual([
+      ['untrusted-signature', 'unsigned'],
+      ['untrusted-signature', 'bad-signature'],
+    ]);
+    const security = await waitFor(async () => {
+      const found: TopicEvent<'audit'>[] = [];
+      await replayTopic(kafka, 'audit', { namespace: w.namespace, onRecord: (r) => void found.push(r.event) });
+      const hits = found.filter((e) => e.payload.code === 'SECURITY.UNTRUSTED_GRANT');
+      return hits.length === 2 ? hits : undefined;
+    }, { what: 'the security events' });
+    expect(security.map((e) => [e.payload.boundary, e.payload.outcome, e.payload.attributes?.['untrusted'], e.payload.attributes?.['eventType']].join(':')).sort()).toEqual([
+      'approval:denied:bad-signature:ApprovalDecided',
+      'approval:denied:unsigned:ApprovalDecided',
+    ]);
+    expect(event.payload.requester.id).toBe('agent:billing');
+    // The reviewer's decision, signed by the service, still settles it.
+    expect((await decide(app, approvalId, alice, { verdict: 'deny' })).body).toMatchObject({ status: 'denied' });
   });
 });

@@ -15,7 +15,7 @@ import { LedgerExceptionFilter } from './http/ledger-exception.filter.js';
 import { type LedgerOptions, ledgerOptionsFromEnv } from './ledger-config.js';
 import { LedgerStatusController } from './ledger-status/ledger-status.http.controller.js';
 import { LEDGER_MIGRATIONS } from './projection/ledger-migrations.js';
-import { LEDGER_PROJECTION } from './projection/ledger-projection.js';
+import { ledgerProjection } from './projection/ledger-projection.js';
 import { ReconcileKeyController } from './reconcile-key/reconcile-key.http.controller.js';
 import { ReserveKeyController } from './reserve-key/reserve-key.http.controller.js';
 import { ResolveKeyController } from './resolve-key/resolve-key.http.controller.js';
@@ -52,7 +52,9 @@ export class LedgerModule implements OnModuleDestroy {
             LedgerEngine.start({
               kafka,
               namespace: config.topicNamespace,
-              projection: new ProjectionWriter(dataSource, LEDGER_PROJECTION, config.database.schema, topicName('ledger', config.topicNamespace)),
+              signingKey: options.signingKey,
+              keyring: options.keyring,
+              projection: new ProjectionWriter(dataSource, ledgerProjection(options.keyring), config.database.schema, topicName('ledger', config.topicNamespace)),
               decisionDeadlineMs: options.decisionDeadlineMs,
               log: nestFoldLog('ledger'),
             }),

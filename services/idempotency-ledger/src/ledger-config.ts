@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GatehouseError } from '@gatehouse/contracts';
+import { GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
 
 /** Environment variables of the ledger service (besides the runtime's GATEHOUSE_*). */
 export const LEDGER_ENV = {
@@ -19,6 +19,10 @@ export interface OperatorCredential {
 export interface LedgerOptions {
   readonly operators: readonly OperatorCredential[];
   readonly decisionDeadlineMs: number;
+  /** Signs every ledger event (GATEHOUSE_SIGNING_KEY_FILE, GATEHOUSE_SIGNING_KEY_ID). */
+  readonly signingKey: SigningKey;
+  /** The ledger keys the fold trusts (GATEHOUSE_TRUSTED_KEYS_FILE): this service's own, and others' during a rotation. */
+  readonly keyring: Keyring;
 }
 
 const MIN_TOKEN_LENGTH = 16;
@@ -52,5 +56,10 @@ export function ledgerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ledg
   if (!Number.isInteger(deadline) || deadline < 1 || deadline > 60_000) {
     throw invalid(LEDGER_ENV.decisionDeadlineMs, 'must be a whole number of milliseconds between 1 and 60000');
   }
-  return { operators: parseOperatorTokens(env[LEDGER_ENV.operatorTokens]), decisionDeadlineMs: deadline };
+  return {
+    operators: parseOperatorTokens(env[LEDGER_ENV.operatorTokens]),
+    decisionDeadlineMs: deadline,
+    signingKey: signingKeyFromEnv('ledger', env),
+    keyring: keyringFromEnv(env),
+  };
 }

@@ -1,5 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
+import { createEvent, LedgerKeyReservedV1, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { testSigningKey } from '@gatehouse/contracts/testing';
+import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
 import { DataSource } from 'typeorm';
@@ -357,5 +360,33 @@ describe('requests over HTTP', () => {
     const applied = status.body['appliedOffsets'] as Record<string, string>;
     expect(Object.values(applied).reduce((n, o) => n + Number(o), 0)).toBe(1);
     expect((await app.get('/health')).body).toMatchObject({ status: 'ok' });
+  });
+});
+
+describe('forged ledger outcomes', () => {
+  it('ignores a reservation the ledger service did not sign, reports it, and lets the real claimant win', async () => {
+    const options = await isolated();
+    const app = await boot(options);
+    const key = newKey();
+    // An agent with write access to the topic claims a key for itself: unsigned, then with a key of its own.
+    const producer = await EventProducer.connect(kafka, { namespace: options.namespace });
+    try {
+      const claim = createEvent(LedgerKeyReservedV1, { source: 'guard:rogue', tenant: 'ledger', subject: key }, { key, connectorId: 'refunds', leaseToken: randomUUID(), holder: 'rogue', pendingTtlMs: 3_600_000 });
+      await producer.publish('ledger', claim);
+      await producer.publish('ledger', signEvent(claim, testSigningKey('ledger', 'ledger-test')));
+    } finally {
+      await producer.close();
+    }
+    await waitFor(async () => {
+      const found: TopicEvent<'audit'>[] = [];
+      await replayTopic(kafka, 'audit', { namespace: options.namespace, onRecord: (r) => void found.push(r.event) });
+      const hits = found.filter((e) => e.payload.code === 'SECURITY.UNTRUSTED_GRANT' && e.payload.boundary === 'ledger');
+      return hits.length === 2 ? hits : undefined;
+    }, { what: 'the security events' });
+    expect(app.engine.status().untrustedGrants).toBe(2);
+    expect(app.engine.key(key)).toBeUndefined();
+    const won = await reserve(app, key);
+    expect(won.status).toBe(200);
+    expect(won.body).toMatchObject({ status: 'reserved', takenOver: false });
   });
 });

@@ -6,7 +6,10 @@ import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testi
 import { type Kafka } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { compareProjections, rebuildProjection } from '@gatehouse/service-runtime';
-import { LEDGER_PROJECTION } from './projection/ledger-projection.js';
+import { ledgerProjection } from './projection/ledger-projection.js';
+import { TEST_KEYRING } from '@gatehouse/contracts/testing';
+
+const LEDGER_PROJECTION = ledgerProjection(TEST_KEYRING);
 import { type LedgerApp, startLedgerApp } from './testing/ledger-app.js';
 import { createTestDatabase, type TestDatabase } from './testing/test-database.js';
 

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { createHash, randomUUID } from 'node:crypto';
 import { replayTopic } from '@gatehouse/kafka';
 import { applyLedgerEvent, createLedgerState } from '@gatehouse/ledger';
+import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
 import { type LedgerApp, startLedgerApp } from './testing/ledger-app.js';
@@ -49,7 +50,7 @@ const consume = async (app: LedgerApp, budgetKey: string, algorithm: 'fixed-wind
 
 /** The log times of the admitted requests on `budgetKey`, re-folded from the topic as any replica would. */
 async function admittedLogTimes(namespace: string, budgetKey: string): Promise<{ admitted: number[]; refused: number }> {
-  const state = createLedgerState();
+  const state = createLedgerState(TEST_KEYRING);
   const admitted: number[] = [];
   let refused = 0;
   await replayTopic(kafka, 'ledger', {

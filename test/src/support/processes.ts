@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { serviceSigningEnv, trustedKeysEnv } from './signing.js';
 
 /** The repository root, for paths to built services and fixtures. */
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -33,7 +34,7 @@ export interface Started {
 
 /** Starts `node <script> ...args` on this test's Node 22, capturing its output. */
 export function startNode(script: string, args: readonly string[], env: Record<string, string> = {}): Started {
-  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...trustedKeysEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -45,7 +46,7 @@ export function startNode(script: string, args: readonly string[], env: Record<s
 /** Starts a built service and resolves once its /health answers 200. */
 export async function startService(name: string, env: Record<string, string>, timeoutMs = 60_000): Promise<Started & { port: number; url: string }> {
   const port = await freePort();
-  const started = startNode(path.join(ROOT, `services/${name}/dist/main.js`), [], { GATEHOUSE_PORT: String(port), ...env });
+  const started = startNode(path.join(ROOT, `services/${name}/dist/main.js`), [], { GATEHOUSE_PORT: String(port), ...serviceSigningEnv(name), ...env });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -1,5 +1,5 @@
 import { type Approval, type ApprovalEvent, applyApprovalEvent, approvalIdForScope, createApprovalsState, grantFromApproval, type ApprovalsState } from '@gatehouse/approvals';
-import { ApprovalCancelledV1, ApprovalRequestedV1, createEvent } from '@gatehouse/contracts';
+import { ApprovalCancelledV1, ApprovalRequestedV1, createEvent, type GrantPosition, type Keyring } from '@gatehouse/contracts';
 import { ApprovalGatewayError, type ApprovalErrorCode } from './errors.js';
 import { type ApprovalGateway, type ApprovalRequestInput, type AwaitApprovalOptions, type GrantedApproval } from './types.js';
 
@@ -20,13 +20,20 @@ export interface ApprovalLog {
 export interface ApprovalLogListener {
   /** A read from offset 0 begins: the fold starts over. */
   reset(): void;
-  /** One record, in offset order within its partition, with the broker's append time (ms). */
-  record(event: ApprovalEvent, logTime: number): void;
+  /**
+   * One record, in offset order within its partition, with the broker's append time (ms); `live`
+   * with where it was read when it arrived after the first replay (what is reported when forged).
+   */
+  record(event: ApprovalEvent, logTime: number, live?: GrantPosition): void;
   /** The reader stopped for good: every wait fails closed; the next call starts a new reader. */
   failed(): void;
 }
 
 export interface GatewayCoreOptions {
+  /** The approval service keys the fold trusts: a decision or expiry signed by no such key is ignored. */
+  readonly keyring: Keyring;
+  /** A live record the fold ignored for its signature (a forged or unsigned grant): report it. */
+  readonly onUntrusted?: (event: ApprovalEvent, at: GrantPosition) => void;
   /** Envelope `source` of the events the gateway appends (`guard:<instance>`). */
   readonly source: string;
   /** Default wait, ms. */
@@ -72,7 +79,7 @@ export function validateTimeout(value: unknown, name: string, where: string): nu
  * waiting is found by replay, and a retried call waits on its existing approval.
  */
 export class ApprovalGatewayCore implements ApprovalGateway {
-  private state: ApprovalsState = createApprovalsState();
+  private state: ApprovalsState;
   private readonly waiters = new Map<string, Set<Waiter>>();
   /** Requests this gateway appended that its fold has not read back yet: never appended twice. */
   private readonly appended = new Map<string, Promise<void>>();
@@ -85,11 +92,12 @@ export class ApprovalGatewayCore implements ApprovalGateway {
     logFactory: (listener: ApprovalLogListener) => ApprovalLog,
     private readonly options: GatewayCoreOptions,
   ) {
+    this.state = createApprovalsState(options.keyring);
     this.log = logFactory({
       reset: () => {
-        this.state = createApprovalsState();
+        this.state = createApprovalsState(options.keyring);
       },
-      record: (event, logTime) => this.apply(event, logTime),
+      record: (event, logTime, live) => this.apply(event, logTime, live),
       failed: () => {
         this.failures += 1;
         this.failAll('APPROVAL.UNAVAILABLE');
@@ -102,8 +110,9 @@ export class ApprovalGatewayCore implements ApprovalGateway {
     return this.state;
   }
 
-  private apply(event: ApprovalEvent, logTime: number): void {
-    applyApprovalEvent(this.state, event, logTime);
+  private apply(event: ApprovalEvent, logTime: number, live?: GrantPosition): void {
+    const verdict = applyApprovalEvent(this.state, event, logTime);
+    if (live && verdict.kind === 'rejected' && verdict.reason === 'untrusted-signature') this.options.onUntrusted?.(event, live);
     const approvalId = event.payload.approvalId;
     if (event.type === 'ApprovalRequested' && this.state.approvals.has(approvalId)) this.appended.delete(approvalId);
     const approval = this.state.approvals.get(approvalId);
@@ -160,7 +169,7 @@ export class ApprovalGatewayCore implements ApprovalGateway {
       switch (approval.status) {
         case 'approved':
         case 'approved-with-edits': {
-          const grant = grantFromApproval({ approvals: new Map([[approvalId, approval]]), history: new Map() }, approvalId);
+          const grant = grantFromApproval({ ...this.state, approvals: new Map([[approvalId, approval]]) }, approvalId);
           if (!grant) throw new ApprovalGatewayError('APPROVAL.UNAVAILABLE', approvalId);
           return Object.freeze({ grant, published });
         }

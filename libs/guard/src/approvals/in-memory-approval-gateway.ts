@@ -1,5 +1,6 @@
 import { type Approval, type ApprovalEvent, type Verdict } from '@gatehouse/approvals';
-import { type Actor, ApprovalDecidedV1, ApprovalExpiredV1, type ApprovalRequested, createEvent, type JsonValue } from '@gatehouse/contracts';
+import { type Actor, ApprovalDecidedV1, ApprovalExpiredV1, type ApprovalRequested, createEvent, createKeyring, type JsonValue, type Keyring, signEvent, type SigningKey, signingKeyFromPem, trustedEntryOf } from '@gatehouse/contracts';
+import { generateKeyPairSync } from 'node:crypto';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
 import { type ApprovalGateway } from './types.js';
 
@@ -10,6 +11,12 @@ export interface InMemoryApprovalGatewayOptions {
   readonly defaultTimeoutMs?: number;
   /** Envelope source of appended events (default `guard:in-memory`). */
   readonly source?: string;
+  /**
+   * The approval service's key the test reviewer signs with (default: a fresh one), and the
+   * keyring the fold trusts (default: that key's alone). `append` takes events as they are.
+   */
+  readonly signingKey?: SigningKey;
+  readonly keyring?: Keyring;
 }
 
 /** What a test reviewer decides. */
@@ -39,8 +46,10 @@ export interface InMemoryApprovalGateway extends ApprovalGateway {
   decide(approvalId: string, decision: ReviewerDecision): Verdict;
   /** Appends an expiry (as the approval service would) and returns the fold's verdict on it. */
   expire(approvalId: string): Verdict;
-  /** Appends any approvals event and returns the fold's verdict on it. */
+  /** Appends any approvals event as it is (unsigned, forged...) and returns the fold's verdict on it. */
   append(event: ApprovalEvent): Verdict;
+  /** The approval service's key `decide` and `expire` sign with. */
+  readonly signingKey: SigningKey;
   /** `false` makes the log unreadable, as when the broker is down: waits and new calls fail closed. */
   setAvailable(available: boolean): void;
 }
@@ -94,8 +103,11 @@ export function createInMemoryApprovalGateway(options: InMemoryApprovalGatewayOp
   const where = 'createInMemoryApprovalGateway';
   if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${where}: now must be a function`);
   const now = options.now ?? Date.now;
+  const signingKey = options.signingKey ?? signingKeyFromPem('approval-in-memory', 'approval', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+  const keyring = options.keyring ?? createKeyring([trustedEntryOf(signingKey)]);
   let log: InMemoryApprovalLog | undefined;
   const core = new ApprovalGatewayCore((listener) => (log = new InMemoryApprovalLog(listener, now)), {
+    keyring,
     source: options.source ?? 'guard:in-memory',
     defaultTimeoutMs: options.defaultTimeoutMs === undefined ? 60_000 : validateTimeout(options.defaultTimeoutMs, 'defaultTimeoutMs', where),
     cancelTimeoutMs: 1_000,
@@ -129,7 +141,7 @@ export function createInMemoryApprovalGateway(options: InMemoryApprovalGatewayOp
     },
     approval: (approvalId: string) => core.fold.approvals.get(approvalId),
     decide(approvalId: string, decision: ReviewerDecision): Verdict {
-      const event = createEvent(
+      const event = signEvent(createEvent(
         ApprovalDecidedV1,
         { source: 'service:approval', tenant: tenantOf(approvalId), subject: approvalId },
         {
@@ -139,14 +151,15 @@ export function createInMemoryApprovalGateway(options: InMemoryApprovalGatewayOp
           ...(decision.comment === undefined ? {} : { comment: decision.comment }),
           ...(decision.editedArguments === undefined ? {} : { editedArguments: decision.editedArguments }),
         },
-      );
+      ), signingKey);
       return verdictOf(event);
     },
     expire(approvalId: string): Verdict {
       const deadline = core.fold.approvals.get(approvalId)?.deadline ?? now();
-      return verdictOf(createEvent(ApprovalExpiredV1, { source: 'service:approval', tenant: tenantOf(approvalId), subject: approvalId }, { approvalId, deadline: new Date(deadline).toISOString() }));
+      return verdictOf(signEvent(createEvent(ApprovalExpiredV1, { source: 'service:approval', tenant: tenantOf(approvalId), subject: approvalId }, { approvalId, deadline: new Date(deadline).toISOString() }), signingKey));
     },
     append: verdictOf,
+    signingKey,
     setAvailable: (available: boolean) => memory.setAvailable(available),
   });
 }

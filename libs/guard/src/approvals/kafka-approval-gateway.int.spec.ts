@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { approvalIdForScope } from '@gatehouse/approvals';
-import { ApprovalDecidedV1, ApprovalExpiredV1, createEvent, type JsonValue, type Scope, type TopicEvent } from '@gatehouse/contracts';
-import { createKafkaClient, EventProducer, replayTopic } from '@gatehouse/kafka';
+import { ApprovalDecidedV1, ApprovalExpiredV1, createEvent, type JsonValue, type Keyring, type Scope, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { TEST_KEYRING, TEST_KEYS, testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
+import { createKafkaClient, EventProducer, kafkaConfigFromEnv, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, randomNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
 import { createKafkaApprovalGateway, type KafkaApprovalGateway } from './kafka-approval-gateway.js';
@@ -36,15 +37,15 @@ function request(executionId: string, deadlineMs = 60_000): ApprovalRequestInput
 }
 const idOf = (r: ApprovalRequestInput) => approvalIdForScope(r.scope);
 
-function gateway(namespace: string, client: Kafka = kafka, extra: { replayTimeoutMs?: number } = {}): KafkaApprovalGateway {
-  const g = createKafkaApprovalGateway({ kafka: client, namespace, source: 'guard:int-test', ...extra });
+function gateway(namespace: string, client: Kafka = kafka, extra: { replayTimeoutMs?: number; keyring?: Keyring } = {}): KafkaApprovalGateway {
+  const g = createKafkaApprovalGateway({ kafka: client, keyring: TEST_KEYRING, namespace, source: 'guard:int-test', ...extra });
   open.push(g);
   return g;
 }
 
 async function review(namespace: string, approvalId: string, verdict: 'approve' | 'deny' | 'approve-with-edits', editedArguments?: JsonValue): Promise<void> {
   reviewer ??= await EventProducer.connect(kafka, { namespace });
-  await reviewer.publish('approvals', createEvent(ApprovalDecidedV1, { source: 'service:approval', tenant: 'acme', subject: approvalId }, { approvalId, verdict, reviewer: alice, ...(editedArguments === undefined ? {} : { editedArguments }) }));
+  await reviewer.publish('approvals', signEvent(createEvent(ApprovalDecidedV1, { source: 'service:approval', tenant: 'acme', subject: approvalId }, { approvalId, verdict, reviewer: alice, ...(editedArguments === undefined ? {} : { editedArguments }) }), TEST_KEYS.approval));
 }
 
 async function log(namespace: string): Promise<TopicEvent<'approvals'>[]> {
@@ -100,7 +101,7 @@ describe('Kafka approval gateway on the real broker', () => {
     const deadline = Date.parse(r.deadline);
     await waitFor(() => (Date.now() > deadline + 100 ? true : undefined), { what: 'the deadline to pass' });
     reviewer = await EventProducer.connect(kafka, { namespace });
-    await reviewer.publish('approvals', createEvent(ApprovalExpiredV1, { source: 'service:approval', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), deadline: r.deadline }));
+    await reviewer.publish('approvals', signEvent(createEvent(ApprovalExpiredV1, { source: 'service:approval', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), deadline: r.deadline }), TEST_KEYS.approval));
     await expect(waiting).rejects.toMatchObject({ code: 'APPROVAL.EXPIRED' });
   });
 
@@ -166,8 +167,53 @@ describe('Kafka approval gateway on the real broker', () => {
   });
 
   it('fails closed when the approvals topic does not exist', async () => {
-    const quiet = createKafkaClient({ brokers: ['127.0.0.1:9092'], clientId: 'approvals-no-topic' }, () => undefined);
+    const quiet = createKafkaClient(kafkaConfigFromEnv('approvals-no-topic'), () => undefined);
     const g = gateway(randomNamespace(), quiet, { replayTimeoutMs: 3_000 });
     await expect(g.awaitApproval(request('wf/run-no-topic'), { timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'APPROVAL.UNAVAILABLE' });
+  });
+
+  it('never grants on a decision the approval service did not sign, and reports it on the audit topic', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const g = gateway(namespace);
+    await g.start();
+    const r = request('wf/run-forged');
+    const waiting = g.awaitApproval(r, { timeoutMs: 6_000 });
+    await requested(namespace, idOf(r));
+    // The agent itself writes "approved" to the topic: unsigned, then with a key of its own making.
+    reviewer = await EventProducer.connect(kafka, { namespace });
+    const forged = createEvent(ApprovalDecidedV1, { source: 'guard:rogue', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), verdict: 'approve', reviewer: alice });
+    await reviewer.publish('approvals', forged);
+    await reviewer.publish('approvals', signEvent(forged, testSigningKey('approval', 'rogue-key')));
+    await expect(waiting).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
+    expect(g.stats().untrusted).toBe(2);
+    const reports = await waitFor(async () => {
+      const audit: TopicEvent<'audit'>[] = [];
+      await replayTopic(kafka, 'audit', { namespace, onRecord: (rec) => void audit.push(rec.event) });
+      const hits = audit.filter((e) => e.payload.code === 'SECURITY.UNTRUSTED_GRANT');
+      return hits.length === 2 ? hits : undefined;
+    }, { what: 'the security events' });
+    // Reported as they were ignored (best effort, so in no promised order).
+    expect(reports.map((e) => `${e.source}:${String(e.payload.attributes?.['untrusted'])}`).sort()).toEqual(['guard:int-test:unknown-key', 'guard:int-test:unsigned']);
+  });
+
+  it('trusts old and new approval keys during a rotation, and only the new one after the old is removed', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const oldKey = testSigningKey('approval', 'approval-2026-10');
+    const newKey = testSigningKey('approval', 'approval-2026-11');
+    const byOld = request('wf/run-rotate-old');
+    const byNew = request('wf/run-rotate-new');
+    const during = gateway(namespace, kafka, { keyring: testKeyring(oldKey, newKey) });
+    const waits = [during.awaitApproval(byOld, { timeoutMs: 30_000 }), during.awaitApproval(byNew, { timeoutMs: 30_000 })];
+    await requested(namespace, idOf(byOld));
+    await requested(namespace, idOf(byNew));
+    reviewer = await EventProducer.connect(kafka, { namespace });
+    const decision = (r: ApprovalRequestInput) => createEvent(ApprovalDecidedV1, { source: 'service:approval', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), verdict: 'approve', reviewer: alice });
+    await reviewer.publish('approvals', signEvent(decision(byOld), oldKey));
+    await reviewer.publish('approvals', signEvent(decision(byNew), newKey));
+    await expect(Promise.all(waits)).resolves.toHaveLength(2);
+    // After the rotation, a process that trusts only the new key replays the same log.
+    const after = gateway(namespace, kafka, { keyring: testKeyring(newKey) });
+    await expect(after.awaitApproval(byNew, { timeoutMs: 10_000 })).resolves.toMatchObject({ published: false });
+    await expect(after.awaitApproval(byOld, { timeoutMs: 3_000 })).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
   });
 });

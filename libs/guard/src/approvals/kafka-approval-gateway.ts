@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApprovalEvent } from '@gatehouse/approvals';
-import { topicName } from '@gatehouse/contracts';
+import { checkGrant, createEvent, DecisionRecordedV1, type GrantPosition, type Keyring, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
 import { EventProducer, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
@@ -9,6 +9,11 @@ import { type ApprovalGateway } from './types.js';
 
 export interface KafkaApprovalGatewayOptions {
   readonly kafka: Kafka;
+  /**
+   * The approval service's public keys (`keyringFromEnv()` reads GATEHOUSE_TRUSTED_KEYS_FILE): a
+   * decision or expiry not signed by one of them never grants, and is reported on the audit topic.
+   */
+  readonly keyring: Keyring;
   /** Topic namespace (see `topicName`); omit in production. */
   readonly namespace?: string;
   /** Envelope source of appended events (default `guard:approvals-<random>`). */
@@ -23,7 +28,7 @@ export interface KafkaApprovalGatewayOptions {
   readonly maxWaitTimeInMs?: number;
 }
 
-const OPTION_FIELDS = new Set(['kafka', 'namespace', 'source', 'defaultTimeoutMs', 'replayTimeoutMs', 'cancelTimeoutMs', 'maxWaitTimeInMs']);
+const OPTION_FIELDS = new Set(['kafka', 'keyring', 'namespace', 'source', 'defaultTimeoutMs', 'replayTimeoutMs', 'cancelTimeoutMs', 'maxWaitTimeInMs']);
 
 /** Counters of the shared reader, for metrics and tests. */
 export interface KafkaApprovalGatewayStats {
@@ -33,6 +38,8 @@ export interface KafkaApprovalGatewayStats {
   readonly records: number;
   /** Records that failed their contract and were skipped (never applied). */
   readonly poison: number;
+  /** Live decisions or expiries ignored for their signature (each reported on the audit topic). */
+  readonly untrusted: number;
 }
 
 export interface KafkaApprovalGateway extends ApprovalGateway {
@@ -88,7 +95,7 @@ class KafkaApprovalLog implements ApprovalLog {
   private producer: Promise<EventProducer> | undefined;
   private readonly catchUps = new Set<CatchUpWaiter>();
   private closed = false;
-  readonly counters = { readersStarted: 0, records: 0, poison: 0 };
+  readonly counters = { readersStarted: 0, records: 0, poison: 0, untrusted: 0 };
 
   constructor(
     private readonly options: { kafka: Kafka; namespace: string | undefined; replayTimeoutMs: number; maxWaitTimeInMs: number },
@@ -124,6 +131,11 @@ class KafkaApprovalLog implements ApprovalLog {
         this.counters.records += 1;
         this.listener.record(event, logTime.getTime());
       };
+      // Live records carry where they were read, so a forged grant can be reported (the replay's are old news).
+      const onLiveRecord = ({ event, logTime, partition, offset }: { event: ApprovalEvent; logTime: Date; partition: number; offset: string }) => {
+        this.counters.records += 1;
+        this.listener.record(event, logTime.getTime(), { topic: this.topic, partition, offset });
+      };
       const onPoison = () => {
         this.counters.poison += 1;
       };
@@ -132,7 +144,7 @@ class KafkaApprovalLog implements ApprovalLog {
       tail = await tailTopic(kafka, 'approvals', {
         namespace,
         fromOffsets: replayed.nextOffsets,
-        onRecord,
+        onRecord: onLiveRecord,
         onPoison,
         maxWaitTimeInMs: this.options.maxWaitTimeInMs,
         onBatchEnd: () => this.checkCatchUps(),
@@ -208,6 +220,23 @@ class KafkaApprovalLog implements ApprovalLog {
   }
 
   async append(event: ApprovalEvent): Promise<void> {
+    const producer = await this.connectedProducer();
+    await producer.publish('approvals', event);
+  }
+
+  /** Reports a live decision or expiry the fold ignored for its signature, as a security event on the audit topic. */
+  reportUntrusted(event: ApprovalEvent, at: GrantPosition, source: string, keyring: Keyring): void {
+    const check = checkGrant(event, keyring);
+    if (check.trusted) return;
+    this.counters.untrusted += 1;
+    const { meta, payload } = untrustedGrantDecision({ source }, event, check, at);
+    // Best effort: the fold already ignored the event; a lost report loses no protection.
+    void this.connectedProducer()
+      .then((producer) => producer.publish('audit', createEvent(DecisionRecordedV1, meta, payload)))
+      .catch(() => undefined);
+  }
+
+  private async connectedProducer(): Promise<EventProducer> {
     if (this.closed) throw new Error('closed');
     if (!this.producer) {
       const connecting = EventProducer.connect(this.options.kafka, { namespace: this.options.namespace });
@@ -216,8 +245,7 @@ class KafkaApprovalLog implements ApprovalLog {
         if (this.producer === connecting) this.producer = undefined;
       });
     }
-    const producer = await this.producer;
-    await producer.publish('approvals', event);
+    return this.producer;
   }
 
   async close(): Promise<void> {
@@ -253,10 +281,13 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
   const replayTimeoutMs = options.replayTimeoutMs === undefined ? 30_000 : validateTimeout(options.replayTimeoutMs, 'replayTimeoutMs', where);
   const cancelTimeoutMs = options.cancelTimeoutMs === undefined ? 5_000 : validateTimeout(options.cancelTimeoutMs, 'cancelTimeoutMs', where);
   const maxWaitTimeInMs = options.maxWaitTimeInMs === undefined ? 100 : validateTimeout(options.maxWaitTimeInMs, 'maxWaitTimeInMs', where);
+  const keyring = options.keyring;
+  if (keyring === null || typeof keyring !== 'object' || !(keyring.keys instanceof Map)) throw new TypeError(`${where}: keyring must be a Keyring (createKeyring / keyringFromEnv)`);
+  const source = options.source ?? `guard:approvals-${randomUUID().slice(0, 8)}`;
   let log: KafkaApprovalLog | undefined;
   const core = new ApprovalGatewayCore(
     (listener) => (log = new KafkaApprovalLog({ kafka: options.kafka, namespace: options.namespace, replayTimeoutMs, maxWaitTimeInMs }, listener)),
-    { source: options.source ?? `guard:approvals-${randomUUID().slice(0, 8)}`, defaultTimeoutMs, cancelTimeoutMs },
+    { source, defaultTimeoutMs, cancelTimeoutMs, keyring, onUntrusted: (event, at) => log?.reportUntrusted(event, at, source, keyring) },
   );
   const reader = log as unknown as KafkaApprovalLog;
   return Object.freeze({

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RequestContext } from '@mastra/core/request-context';
-import { ApprovalDecidedV1, createEvent, type JsonValue, type TopicEvent } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, createEvent, type JsonValue, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -45,7 +46,7 @@ function context(runId: string): RequestContext {
 }
 
 function gateway(): KafkaApprovalGateway {
-  const g = createKafkaApprovalGateway({ kafka, namespace, source: 'guard:connector-approvals-int' });
+  const g = createKafkaApprovalGateway({ kafka, keyring: TEST_KEYRING, namespace, source: 'guard:connector-approvals-int' });
   gateways.push(g);
   return g;
 }
@@ -78,7 +79,7 @@ async function reviewRun(runId: string, verdict: 'approve' | 'approve-with-edits
   const request = await waitFor(async () => (await approvalsLog()).find((e) => e.type === 'ApprovalRequested' && e.correlationId === runId), { what: `the request of ${runId}` });
   await producer.publish(
     'approvals',
-    createEvent(ApprovalDecidedV1, { source: 'service:approval', tenant: request.tenant, subject: request.subject }, { approvalId: request.payload.approvalId, verdict, reviewer: alice, ...(editedArguments === undefined ? {} : { editedArguments }) }),
+    signEvent(createEvent(ApprovalDecidedV1, { source: 'service:approval', tenant: request.tenant, subject: request.subject }, { approvalId: request.payload.approvalId, verdict, reviewer: alice, ...(editedArguments === undefined ? {} : { editedArguments }) }), TEST_KEYS.approval),
   );
   return request;
 }

@@ -6,6 +6,7 @@ import { replayTopic } from '../replay.js';
 import { type TailHandle, tailTopic } from '../tail.js';
 import { OffsetWatermarks } from './offset-watermarks.js';
 import { VerdictBook } from './verdict-book.js';
+import { reportIfUntrusted, type UntrustedReporting } from './fold-reader.js';
 
 /** A pure fold over one topic: `apply` advances `state` in place and returns its verdict on the event. */
 export interface Fold<T extends TopicId, S, V> {
@@ -44,6 +45,12 @@ export interface FoldEngineOptions<T extends TopicId, S, V> {
    * the fold applied it later with `verdict`. The place to undo what nobody will act on.
    */
   readonly onAbandoned?: (event: TopicEvent<T>, verdict: V) => void;
+  /**
+   * The keys the fold trusts for granting events, and the source this reader reports as: a live
+   * granting event without a trusted signature (the fold ignores it) is reported on the audit
+   * topic as `SECURITY.UNTRUSTED_GRANT` and logged.
+   */
+  readonly untrusted?: UntrustedReporting;
   /** How long a writer waits for its own verdict (append included), ms. Default 5,000. */
   readonly decisionDeadlineMs?: number;
   /** Most verdicts kept for writers at once. Default 10,000. */
@@ -192,6 +199,7 @@ export class FoldEngine<T extends TopicId, S, V> {
     this.applied.advance(record.partition, next);
     const live = this.currentPhase !== 'starting';
     if (!this.options.projection && live) this.answered.advance(record.partition, next);
+    if (live && this.options.untrusted) reportIfUntrusted(record, this.options.topicId, this.options.namespace, this.options.untrusted, () => this.producer, this.log);
     this.options.onApplied?.(record, verdict, live);
     if (fate === 'abandoned') this.options.onAbandoned?.(record.event, verdict);
   }
@@ -288,6 +296,13 @@ export class FoldEngine<T extends TopicId, S, V> {
    */
   whenAnswered(partition: number, offset: bigint, timeoutMs = 30_000): Promise<void> {
     return this.answered.waitFor(partition, offset, Date.now() + timeoutMs);
+  }
+
+  /** Appends `event` to another topic (a security event on the audit topic, say) with the engine's producer. */
+  async publishTo<U extends TopicId>(topicId: U, event: TopicEvent<U>): Promise<AppendResult> {
+    const producer = this.producer;
+    if (this.currentPhase !== 'running' || !producer) throw this.options.unavailable(this.currentPhase);
+    return producer.publish(topicId, event);
   }
 
   /** Appends without waiting for a verdict (an undo, an expiry sweep); resolves once the broker has it. */

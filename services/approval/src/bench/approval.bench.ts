@@ -9,10 +9,13 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
-import { type ApprovalEvent, createApprovalsState, foldApprovals } from '@gatehouse/approvals';
+import { approvalProjection } from '@gatehouse/approval-projection';
+import { type ApprovalEvent, foldApprovals } from '@gatehouse/approvals';
 import { testRequest } from '@gatehouse/approvals/testing';
-import { ApprovalDecidedV1, createEvent, topicName } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, createEvent, signEvent, topicName, trustedEntryOf } from '@gatehouse/contracts';
+import { testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv, provisionTopics, replayTopic } from '@gatehouse/kafka';
 import { rebuildProjection } from '@gatehouse/service-runtime';
@@ -56,6 +59,13 @@ const kafka = createKafkaClient(kafkaConfigFromEnv('approval-bench'));
 await provisionTopics(kafka, { namespace });
 const database = await createTestDatabase('gh_bench');
 const reviewer = testReviewer('user:bench');
+// The service signs decisions with a throwaway key; the guard and the replay trust its public half.
+const serviceKey = testSigningKey('approval', 'approval-bench');
+const keyring = testKeyring(serviceKey);
+const secrets = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-'));
+const keyFile = path.join(secrets, 'approval.key');
+writeFileSync(keyFile, serviceKey.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
+const APPROVAL_PROJECTION = approvalProjection(keyring);
 const port = await freePort();
 const service = spawn(process.execPath, [path.resolve(here, '../main.js')], {
   env: {
@@ -64,11 +74,14 @@ const service = spawn(process.execPath, [path.resolve(here, '../main.js')], {
     GATEHOUSE_TOPIC_NAMESPACE: namespace,
     GATEHOUSE_DATABASE_URL: database.url,
     GATEHOUSE_APPROVAL_REVIEWERS: reviewersJson([reviewer]),
+    GATEHOUSE_SIGNING_KEY_FILE: keyFile,
+    GATEHOUSE_SIGNING_KEY_ID: serviceKey.keyId,
+    GATEHOUSE_TRUSTED_KEYS: JSON.stringify([trustedEntryOf(serviceKey)]),
   },
   stdio: 'ignore',
 });
 const base = `http://127.0.0.1:${port}`;
-const gateway = createKafkaApprovalGateway({ kafka, namespace });
+const gateway = createKafkaApprovalGateway({ kafka, keyring, namespace });
 const producer = await EventProducer.connect(kafka, { namespace });
 try {
   for (let i = 0; ; i += 1) {
@@ -115,7 +128,7 @@ try {
   for (let i = 0; i < REPLAY_REQUESTS; i += batch) {
     const events = Array.from({ length: Math.min(batch, REPLAY_REQUESTS - i) }, () => testRequest().event).flatMap((request) => [
       request,
-      createEvent(ApprovalDecidedV1, { source: 'bench', tenant: 'acme', subject: request.payload.approvalId }, { approvalId: request.payload.approvalId, verdict: 'approve', reviewer: { id: 'user:bench', role: 'approver', kind: 'human' } }),
+      signEvent(createEvent(ApprovalDecidedV1, { source: 'bench', tenant: 'acme', subject: request.payload.approvalId }, { approvalId: request.payload.approvalId, verdict: 'approve', reviewer: { id: 'user:bench', role: 'approver', kind: 'human' } }), serviceKey),
     ]);
     await producer.publishMany('approvals', events);
   }
@@ -128,7 +141,7 @@ try {
   const records: { event: ApprovalEvent; logTime: number }[] = [];
   start = process.hrtime.bigint();
   await replayTopic(kafka, 'approvals', { namespace, onRecord: (r) => void records.push({ event: r.event, logTime: r.logTime.getTime() }) });
-  const state = foldApprovals(records, createApprovalsState());
+  const state = foldApprovals(records, keyring);
   const foldSeconds = ms(start) / 1000;
   start = process.hrtime.bigint();
   const rebuilt = await rebuildProjection(APPROVAL_PROJECTION, { kafka, namespace, database: { url: database.url }, schema: 'approval_bench' });
@@ -147,4 +160,5 @@ try {
   service.kill('SIGTERM');
   await new Promise((r) => service.once('exit', r));
   await database.drop();
+  rmSync(secrets, { recursive: true, force: true });
 }

@@ -3,7 +3,9 @@
 // separate schema and, with --compare, says whether it equals the live projection.
 //   node services/approval/dist/cli/replay.js [--compare] [--schema approval_replay]
 // (also `gatehouse approvals replay`). Exit status: 0 rebuilt (and equal), 1 not equal, 2 failed.
-import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { keyringFromEnv } from '@gatehouse/contracts';
+import { approvalProjection } from '@gatehouse/approval-projection';
 import { replayCliMain, SERVICES } from '@gatehouse/service-runtime';
 
-await replayCliMain(SERVICES['approval'], APPROVAL_PROJECTION);
+// The keyring decides which decisions count, exactly as in the live service (GATEHOUSE_TRUSTED_KEYS_FILE).
+await replayCliMain(SERVICES['approval'], approvalProjection(keyringFromEnv()));

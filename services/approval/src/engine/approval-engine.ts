@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { ApprovalExpiredV1, createEvent } from '@gatehouse/contracts';
+import { ApprovalExpiredV1, createEvent, type Keyring, signEvent, type SigningKey } from '@gatehouse/contracts';
 import { type Approval, type ApprovalEvent, type ApprovalsState, dueForExpiry, type Verdict } from '@gatehouse/approvals';
-import { APPROVAL_PROJECTION } from '@gatehouse/approval-projection';
+import { approvalProjection } from '@gatehouse/approval-projection';
 import { type DecodedRecord, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
 import { type Kafka } from 'kafkajs';
 import { ApprovalError } from '../errors.js';
@@ -11,6 +11,10 @@ export const APPROVAL_SOURCE = 'service:approval';
 
 export interface ApprovalEngineOptions {
   readonly kafka: Kafka;
+  /** Signs every decision and expiry this service appends. */
+  readonly signingKey: SigningKey;
+  /** The approval service keys the fold trusts (this service's own public key among them). */
+  readonly keyring: Keyring;
   readonly namespace?: string | undefined;
   readonly projection?: FoldProjection<'approvals', ApprovalsState> | undefined;
   readonly decisionDeadlineMs?: number;
@@ -33,6 +37,8 @@ export interface ApprovalStatusReport extends FoldStatus {
   readonly approvals: number;
   readonly pending: number;
   readonly expiriesAppended: number;
+  /** Decisions or expiries the fold ignored for their signature. */
+  readonly untrustedGrants: number;
 }
 
 /** An expiry appended recently for an approval is not appended again before this, ms. */
@@ -51,24 +57,29 @@ export class ApprovalEngine {
   private readonly expiring = new Map<string, number>();
   private expiries = 0;
 
-  private constructor(private readonly log: FoldLog) {
+  private constructor(
+    private readonly log: FoldLog,
+    private readonly signingKey: SigningKey,
+  ) {
     // Every open event stream listens; the count is bounded by connections, not a leak.
     this.changes.setMaxListeners(0);
   }
 
   static async start(options: ApprovalEngineOptions): Promise<ApprovalEngine> {
-    const approvals = new ApprovalEngine(options.log ?? (() => undefined));
+    const approvals = new ApprovalEngine(options.log ?? (() => undefined), options.signingKey);
+    const keyring = options.keyring;
     approvals.engine = await FoldEngine.start({
       kafka: options.kafka,
       namespace: options.namespace,
       projection: options.projection,
       topicId: 'approvals',
-      fold: APPROVAL_PROJECTION.fold,
+      fold: approvalProjection(keyring).fold,
       decisionDeadlineMs: options.decisionDeadlineMs,
       log: options.log,
       unavailable: (reason, cause) => new ApprovalError('APPROVAL.UNAVAILABLE', { reason }, cause),
-      onApplied: (record, _verdict, live) => {
-        if (live) approvals.announce(record);
+      untrusted: { keyring, source: APPROVAL_SOURCE },
+      onApplied: (record, verdict, live) => {
+        if (live && !(verdict.kind === 'rejected' && verdict.reason === 'untrusted-signature')) approvals.announce(record);
       },
     });
     const sweepMs = options.expirySweepMs ?? 1_000;
@@ -106,7 +117,7 @@ export class ApprovalEngine {
       const last = this.expiring.get(approval.approvalId);
       if (last !== undefined && now - last < EXPIRY_RETRY_MS) continue;
       this.expiring.set(approval.approvalId, now);
-      const event = createEvent(
+      const event = this.sign(createEvent(
         ApprovalExpiredV1,
         {
           source: APPROVAL_SOURCE,
@@ -116,7 +127,7 @@ export class ApprovalEngine {
           ...(approval.correlationId !== undefined && { correlationId: approval.correlationId }),
         },
         { approvalId: approval.approvalId, deadline: new Date(approval.deadline).toISOString() },
-      );
+      ));
       appended += 1;
       this.expiries += 1;
       this.engine.append(event).catch(() => this.log('warn', 'could not append an expiry; the next sweep retries', { code: 'APPROVAL.EXPIRY_APPEND_FAILED' }));
@@ -135,9 +146,13 @@ export class ApprovalEngine {
     return this.engine.state;
   }
 
-  /** Appends `event` and answers with the fold's verdict on it once applied and projected. */
+  /** Signs `event` as this service, appends it, and answers with the fold's verdict on it once applied and projected. */
   decide(event: ApprovalEvent): Promise<Verdict> {
-    return this.engine.decide(event);
+    return this.engine.decide(this.sign(event));
+  }
+
+  private sign<E extends ApprovalEvent>(event: E): E {
+    return signEvent(event, this.signingKey);
   }
 
   /** Calls `listener` for every live change until the returned function is called. */
@@ -149,7 +164,7 @@ export class ApprovalEngine {
   status(): ApprovalStatusReport {
     let pending = 0;
     for (const a of this.engine.state.approvals.values()) if (a.status === 'pending') pending += 1;
-    return { ...this.engine.status(), approvals: this.engine.state.approvals.size, pending, expiriesAppended: this.expiries };
+    return { ...this.engine.status(), approvals: this.engine.state.approvals.size, pending, expiriesAppended: this.expiries, untrustedGrants: this.engine.state.untrusted.count };
   }
 
   async stop(): Promise<void> {

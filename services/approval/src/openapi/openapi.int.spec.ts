@@ -9,6 +9,7 @@ import { ApprovalModule } from '../app.module.js';
 import { parseReviewers } from '../approval-config.js';
 import { type ApprovalApp, bearer, startApprovalApp, testReviewer } from '../testing/approval-app.js';
 import { OPENAPI_DOCUMENT } from './openapi-document.js';
+import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 
 const reviewer = testReviewer('user:alice');
 let database: TestDatabase;
@@ -28,7 +29,7 @@ afterAll(async () => {
 /** Every route the service's controllers declare, as `METHOD /path` with OpenAPI-style parameters. */
 function declaredRoutes(): string[] {
   const config = serviceConfigFromEnv(SERVICES['approval']);
-  const controllers = [...(ApprovalModule.forRoot(config, { reviewers: parseReviewers(undefined), expirySweepMs: 1_000, decisionDeadlineMs: 1_000 }).controllers ?? []), HealthController];
+  const controllers = [...(ApprovalModule.forRoot(config, { reviewers: parseReviewers(undefined), signingKey: TEST_KEYS.approval, keyring: TEST_KEYRING, expirySweepMs: 1_000, decisionDeadlineMs: 1_000 }).controllers ?? []), HealthController];
   const routes: string[] = [];
   for (const controller of controllers) {
     const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');

@@ -8,6 +8,8 @@ import { ApprovalModule } from '../app.module.js';
 import { type ApprovalOptions, parseReviewers } from '../approval-config.js';
 import { type ApprovalEngine } from '../engine/approval-engine.js';
 import { APPROVAL_ENGINE } from '../tokens.js';
+import { type Keyring, type SigningKey } from '@gatehouse/contracts';
+import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 
 export type { HttpAnswer } from '@gatehouse/service-runtime/testing';
 
@@ -41,6 +43,9 @@ export interface ApprovalAppOptions {
   readonly schema: string;
   readonly reviewers: readonly TestReviewer[];
   readonly jwt?: ApprovalOptions['jwt'];
+  /** Default: the process's test approval key, and the keyring of all test keys. */
+  readonly signingKey?: SigningKey;
+  readonly keyring?: Keyring;
   readonly decisionDeadlineMs?: number;
   readonly expirySweepMs?: number;
 }
@@ -57,6 +62,8 @@ export async function startApprovalApp(options: ApprovalAppOptions): Promise<App
   const config = { ...base, port: 0, database: { ...base.database, schema: options.schema } };
   const approvalOptions: ApprovalOptions = {
     reviewers: parseReviewers(reviewersJson(options.reviewers)),
+    signingKey: options.signingKey ?? TEST_KEYS.approval,
+    keyring: options.keyring ?? TEST_KEYRING,
     ...(options.jwt && { jwt: options.jwt }),
     decisionDeadlineMs: options.decisionDeadlineMs ?? 5_000,
     expirySweepMs: options.expirySweepMs ?? 200,

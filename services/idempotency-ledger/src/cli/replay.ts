@@ -4,7 +4,9 @@
 //   node services/idempotency-ledger/dist/cli/replay.js [--compare] [--schema ledger_replay]
 // Reads the service's environment (GATEHOUSE_DATABASE_URL, GATEHOUSE_TOPIC_NAMESPACE, ...).
 // Exit status: 0 rebuilt (and equal), 1 not equal, 2 failed.
+import { keyringFromEnv } from '@gatehouse/contracts';
 import { replayCliMain, SERVICES } from '@gatehouse/service-runtime';
-import { LEDGER_PROJECTION } from '../projection/ledger-projection.js';
+import { ledgerProjection } from '../projection/ledger-projection.js';
 
-await replayCliMain(SERVICES['idempotency-ledger'], LEDGER_PROJECTION);
+// The keyring decides which events count, exactly as in the live service (GATEHOUSE_TRUSTED_KEYS_FILE).
+await replayCliMain(SERVICES['idempotency-ledger'], ledgerProjection(keyringFromEnv()));

@@ -1,10 +1,10 @@
-import { createEvent, LedgerKeyFailedV1 } from '@gatehouse/contracts';
+import { createEvent, type Keyring, LedgerKeyFailedV1, signEvent, type SigningKey } from '@gatehouse/contracts';
 import { FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
 import { type BudgetState, type KeyState, type LedgerEvent, type LedgerState, type Verdict } from '@gatehouse/ledger';
 import { type Kafka } from 'kafkajs';
 import { LedgerError } from '../errors.js';
-import { ledgerMeta } from '../ledger-events.js';
-import { LEDGER_PROJECTION } from '../projection/ledger-projection.js';
+import { LEDGER_SOURCE, ledgerMeta } from '../ledger-events.js';
+import { ledgerProjection } from '../projection/ledger-projection.js';
 import { type LedgerPort } from './ledger-port.js';
 
 /** A structured log line; never carries request or record values. */
@@ -12,6 +12,10 @@ export type LedgerLog = FoldLog;
 
 export interface LedgerEngineOptions {
   readonly kafka: Kafka;
+  /** Signs every event the ledger appends: only the ledger service grants keys and budgets. */
+  readonly signingKey: SigningKey;
+  /** The ledger keys the fold trusts (this service's own public key among them). */
+  readonly keyring: Keyring;
   /** Topic namespace (GATEHOUSE_TOPIC_NAMESPACE). */
   readonly namespace?: string | undefined;
   /** The PostgreSQL projection kept by the same pass; answers wait for it to commit. */
@@ -32,6 +36,8 @@ export interface LedgerStatus extends FoldStatus {
   readonly keys: number;
   readonly budgets: number;
   readonly orphansReleased: number;
+  /** Ledger events the fold ignored for their signature. */
+  readonly untrustedGrants: number;
 }
 
 /**
@@ -43,15 +49,19 @@ export class LedgerEngine implements LedgerPort {
   private orphans = 0;
   private engine!: FoldEngine<'ledger', LedgerState, Verdict>;
 
-  private constructor(private readonly log: LedgerLog) {}
+  private constructor(
+    private readonly log: LedgerLog,
+    private readonly signingKey: SigningKey,
+  ) {}
 
   /** Replays the ledger topic, starts tailing it and returns the running engine. */
   static async start(options: LedgerEngineOptions): Promise<LedgerEngine> {
-    const ledger = new LedgerEngine(options.log ?? (() => undefined));
+    const ledger = new LedgerEngine(options.log ?? (() => undefined), options.signingKey);
     ledger.engine = await FoldEngine.start({
       ...options,
       topicId: 'ledger',
-      fold: LEDGER_PROJECTION.fold,
+      fold: ledgerProjection(options.keyring).fold,
+      untrusted: { keyring: options.keyring, source: LEDGER_SOURCE },
       unavailable: (reason, cause) => new LedgerError('LEDGER.UNAVAILABLE', { reason }, cause),
       onAbandoned: (event, verdict) => ledger.release(event, verdict),
     });
@@ -69,7 +79,7 @@ export class LedgerEngine implements LedgerPort {
     if (this.engine.phase !== 'running') return;
     const { key, leaseToken } = event.payload;
     this.orphans += 1;
-    const failed = createEvent(LedgerKeyFailedV1, ledgerMeta(key), { key, leaseToken, code: 'LEDGER.WRITER_GAVE_UP', retryable: true });
+    const failed = signEvent(createEvent(LedgerKeyFailedV1, ledgerMeta(key), { key, leaseToken, code: 'LEDGER.WRITER_GAVE_UP', retryable: true }), this.signingKey);
     this.engine.append(failed).catch(() => this.log('warn', 'could not release an orphaned reservation', { code: 'LEDGER.RELEASE_FAILED' }));
   }
 
@@ -82,13 +92,14 @@ export class LedgerEngine implements LedgerPort {
     return this.engine.state;
   }
 
+  /** Signs `event` as the ledger service, appends it and answers with the fold's verdict on it. */
   decide(event: LedgerEvent): Promise<Verdict> {
-    return this.engine.decide(event);
+    return this.engine.decide(signEvent(event, this.signingKey));
   }
 
   status(): LedgerStatus {
     const state = this.engine.state;
-    return { ...this.engine.status(), keys: state.keys.size, budgets: state.budgets.size, orphansReleased: this.orphans };
+    return { ...this.engine.status(), keys: state.keys.size, budgets: state.budgets.size, orphansReleased: this.orphans, untrustedGrants: state.untrusted.count };
   }
 
   /** Stops tailing and appending; waiting writers get LEDGER.UNAVAILABLE. Safe to call twice. */

@@ -1,4 +1,5 @@
 import { applyLedgerEvent, type BudgetState, createLedgerState, type KeyState, type LedgerState, type Verdict } from '@gatehouse/ledger';
+import { type Keyring } from '@gatehouse/contracts';
 import { type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { LEDGER_MIGRATIONS } from './ledger-migrations.js';
@@ -110,10 +111,10 @@ async function upsertBudgets(manager: EntityManager, schemaSql: string, rows: re
  * The ledger projection: a row per idempotency key and per budget, each the fold's state after
  * the last record that touched it. A key whose state the fold dropped loses its row.
  */
-export const LEDGER_PROJECTION: ProjectionSpec<'ledger', LedgerState, Verdict> = {
+export const ledgerProjection = (keyring: Keyring): ProjectionSpec<'ledger', LedgerState, Verdict> => ({
   name: 'ledger',
   topicId: 'ledger',
-  fold: { create: createLedgerState, apply: applyLedgerEvent },
+  fold: { create: () => createLedgerState(keyring), apply: applyLedgerEvent },
   migrations: LEDGER_MIGRATIONS,
   tables: [
     {
@@ -140,4 +141,4 @@ export const LEDGER_PROJECTION: ProjectionSpec<'ledger', LedgerState, Verdict> =
       upsert: upsertBudgets,
     },
   ],
-};
+});

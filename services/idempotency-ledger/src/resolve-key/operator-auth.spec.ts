@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { signingEnv, TEST_KEYS } from '@gatehouse/contracts/testing';
 import { LEDGER_ENV, ledgerOptionsFromEnv, parseOperatorTokens } from '../ledger-config.js';
 import { authenticateOperator } from './operator-auth.js';
 
@@ -45,8 +46,17 @@ describe('operator tokens', () => {
   });
 
   it('reads the decision deadline from the environment', () => {
-    expect(ledgerOptionsFromEnv({}).decisionDeadlineMs).toBe(5_000);
-    expect(ledgerOptionsFromEnv({ [LEDGER_ENV.decisionDeadlineMs]: '250' }).decisionDeadlineMs).toBe(250);
-    expect(() => ledgerOptionsFromEnv({ [LEDGER_ENV.decisionDeadlineMs]: 'soon' })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID' }));
+    const keys = signingEnv(TEST_KEYS.ledger);
+    try {
+      expect(ledgerOptionsFromEnv(keys.env).decisionDeadlineMs).toBe(5_000);
+      expect(ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.decisionDeadlineMs]: '250' }).decisionDeadlineMs).toBe(250);
+      expect(() => ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.decisionDeadlineMs]: 'soon' })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID' }));
+      // No signing key, or no trusted keys: the ledger refuses to start rather than write grants nobody trusts.
+      expect(() => ledgerOptionsFromEnv({})).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID', details: { variable: 'GATEHOUSE_SIGNING_KEY_FILE' } }));
+      expect(() => ledgerOptionsFromEnv({ ...keys.env, GATEHOUSE_TRUSTED_KEYS: '' })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID' }));
+      expect(ledgerOptionsFromEnv(keys.env).signingKey.keyId).toBe(TEST_KEYS.ledger.keyId);
+    } finally {
+      keys.remove();
+    }
   });
 });

@@ -7,7 +7,8 @@ import { type Clock, type LedgerPort } from '../engine/ledger-port.js';
  * writer's event on the "log" ahead of the caller's.
  */
 export class InMemoryLedger implements LedgerPort, Clock {
-  readonly state: LedgerState = createLedgerState();
+  // In process: the spec's events never pass through a log, so none carries a signature.
+  readonly state: LedgerState = createLedgerState('in-process');
   readonly appended: LedgerEvent[] = [];
   logTime = 1_000_000;
   wallClock = 1_000_000;

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { type Keyring, type SigningKey } from '@gatehouse/contracts';
+import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 import { serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
 import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
 
@@ -18,6 +20,9 @@ export interface LedgerAppOptions {
   /** `id:role:token,...` as in GATEHOUSE_LEDGER_OPERATOR_TOKENS. */
   readonly operatorTokens?: string;
   readonly decisionDeadlineMs?: number;
+  /** Default: the process's test ledger key, and the keyring of all test keys. */
+  readonly signingKey?: SigningKey;
+  readonly keyring?: Keyring;
 }
 
 /** A ledger service booted in-process on a random port, spoken to over real HTTP. */
@@ -38,6 +43,8 @@ export async function startLedgerApp(options: LedgerAppOptions): Promise<LedgerA
   const ledgerOptions: LedgerOptions = {
     operators: parseOperatorTokens(options.operatorTokens),
     decisionDeadlineMs: options.decisionDeadlineMs ?? 5_000,
+    signingKey: options.signingKey ?? TEST_KEYS.ledger,
+    keyring: options.keyring ?? TEST_KEYRING,
   };
   const app = await NestFactory.create(LedgerModule.forRoot(config, ledgerOptions), { logger: ['error'], abortOnError: false });
   const client = httpClient(await listenOnLoopback(app));

@@ -22,7 +22,8 @@ const SOURCE = { source: 'guard:in-memory-ledger', tenant: 'local' };
  * process: use the idempotency-ledger service when the promise must hold across processes.
  */
 export class InMemoryIdempotencyStore implements IdempotencyStore {
-  private readonly state = createLedgerState();
+  // In process: these events are made here and never read from a log, so none carries a signature.
+  private readonly state = createLedgerState('in-process');
   private readonly maxEntries: number;
   private readonly now: () => number;
 

@@ -9,7 +9,8 @@ import { type RateLimitAlgorithm, type RateLimitDecision, type RateLimitStore } 
  * for budgets shared across processes.
  */
 export class InMemoryRateLimitStore implements RateLimitStore {
-  private readonly state = createLedgerState();
+  // In process: these events are made here and never read from a log, so none carries a signature.
+  private readonly state = createLedgerState('in-process');
   private readonly now: () => number;
 
   constructor(options: { now?: () => number } = {}) {

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { GatehouseError } from './errors.js';
+import { createKeyring, type Keyring, type Signer, type SigningKey, signingKeyFromPem, type TrustedKeyEntry } from './signing.js';
+
+/** Environment variables of signing and verification. Keys come from files or the environment, never from code. */
+export const SIGNING_ENV = {
+  /** JSON array of `{ keyId, signer, publicKey }` (SPKI PEM): the keys every fold trusts. */
+  trustedKeys: 'GATEHOUSE_TRUSTED_KEYS',
+  /** A file holding the same JSON; wins over the variable. */
+  trustedKeysFile: 'GATEHOUSE_TRUSTED_KEYS_FILE',
+  /** A granting service's private key (PKCS#8 PEM, Ed25519), and the id verifiers know it by. */
+  signingKeyFile: 'GATEHOUSE_SIGNING_KEY_FILE',
+  signingKeyId: 'GATEHOUSE_SIGNING_KEY_ID',
+} as const;
+
+function missing(variable: string, what: string): GatehouseError {
+  return new GatehouseError('CONFIG.INVALID', `${variable} ${what}`, { category: 'validation', details: { variable } });
+}
+
+function readSecret(variable: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    throw missing(variable, 'names a file that cannot be read');
+  }
+}
+
+/**
+ * The keyring from the environment. Required: without trusted keys no grant could ever count,
+ * so a reader refuses to start rather than run with a fold that silently denies everything.
+ */
+export function keyringFromEnv(env: NodeJS.ProcessEnv = process.env): Keyring {
+  const file = env[SIGNING_ENV.trustedKeysFile];
+  const variable = file ? SIGNING_ENV.trustedKeysFile : SIGNING_ENV.trustedKeys;
+  const raw = file ? readSecret(variable, file) : env[SIGNING_ENV.trustedKeys];
+  if (raw === undefined || raw.trim() === '') throw missing(SIGNING_ENV.trustedKeysFile, 'or GATEHOUSE_TRUSTED_KEYS must list the trusted public keys');
+  let entries: unknown;
+  try {
+    entries = JSON.parse(raw);
+  } catch {
+    throw missing(variable, 'must be a JSON array of { keyId, signer, publicKey }');
+  }
+  if (!Array.isArray(entries)) throw missing(variable, 'must be a JSON array of { keyId, signer, publicKey }');
+  return createKeyring(entries as TrustedKeyEntry[]);
+}
+
+/** A granting service's signing key from the environment; required (a grant it cannot sign would not count). */
+export function signingKeyFromEnv(signer: Signer, env: NodeJS.ProcessEnv = process.env): SigningKey {
+  const file = env[SIGNING_ENV.signingKeyFile];
+  const keyId = env[SIGNING_ENV.signingKeyId];
+  if (!file) throw missing(SIGNING_ENV.signingKeyFile, `must name the ${signer} service's Ed25519 private key (PKCS#8 PEM)`);
+  if (!keyId) throw missing(SIGNING_ENV.signingKeyId, 'must name the signing key id');
+  return signingKeyFromPem(keyId, signer, readSecret(SIGNING_ENV.signingKeyFile, file));
+}

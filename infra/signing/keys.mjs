@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// Throwaway Ed25519 signing keys for the local suite (demo, manual runs): one per granting
+// service, under a git-ignored folder, private keys readable by the user only. Production keys
+// come from a secret store through the same variables (GATEHOUSE_SIGNING_KEY_FILE/_ID,
+// GATEHOUSE_TRUSTED_KEYS_FILE); nothing here is ever committed or printed.
+//   node infra/signing/keys.mjs <dir>                 create what is missing
+//   node infra/signing/keys.mjs <dir> --rotate <signer>  new key for approval|ledger|policy; the old one stays trusted
+//   node infra/signing/keys.mjs <dir> --retire <keyId>   stop trusting a previous key
+// Layout: <dir>/<signer>.pem, <dir>/<signer>.id (current key), <dir>/trusted-keys.json (every trusted public key).
+import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+const SIGNERS = ['approval', 'ledger', 'policy'];
+const [dir, flag, value] = process.argv.slice(2);
+if (!dir || (flag && !['--rotate', '--retire'].includes(flag)) || (flag && !value) || (flag === '--rotate' && !SIGNERS.includes(value))) {
+  process.stderr.write('usage: keys.mjs <dir> [--rotate approval|ledger|policy | --retire <keyId>]\n');
+  process.exit(2);
+}
+mkdirSync(dir, { recursive: true, mode: 0o700 });
+const trustedFile = path.join(dir, 'trusted-keys.json');
+const trusted = existsSync(trustedFile) ? JSON.parse(readFileSync(trustedFile, 'utf8')) : [];
+
+function newKey(signer) {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const keyId = `${signer}-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString('hex')}`;
+  writeFileSync(path.join(dir, `${signer}.pem`), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  writeFileSync(path.join(dir, `${signer}.id`), `${keyId}\n`, { mode: 0o600 });
+  trusted.push({ keyId, signer, publicKey: createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString() });
+  return keyId;
+}
+
+const made = [];
+for (const signer of SIGNERS) {
+  if (!existsSync(path.join(dir, `${signer}.pem`)) || (flag === '--rotate' && value === signer)) made.push(newKey(signer));
+}
+let retired = 0;
+const kept = flag === '--retire' ? trusted.filter((k) => (k.keyId === value ? ((retired += 1), false) : true)) : trusted;
+if (flag === '--retire') {
+  const current = SIGNERS.map((s) => readFileSync(path.join(dir, `${s}.id`), 'utf8').trim());
+  if (current.includes(value)) {
+    process.stderr.write(`keys: ${value} is a current signing key; rotate it first\n`);
+    process.exit(2);
+  }
+}
+writeFileSync(trustedFile, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o644 });
+process.stdout.write(`keys: ${made.length ? `created ${made.join(', ')}` : 'signing keys present'}${retired ? `; retired ${value}` : ''}; ${kept.length} trusted\n`);
