@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GatehouseError } from './errors.js';
 import { createKeyring, type Keyring, type Signer, type SigningKey, signingKeyFromPem, type TrustedKeyEntry } from './signing.js';
@@ -42,6 +43,16 @@ export function keyringFromEnv(env: NodeJS.ProcessEnv = process.env): Keyring {
   }
   if (!Array.isArray(entries)) throw missing(variable, 'must be a JSON array of { keyId, signer, publicKey }');
   return createKeyring(entries as TrustedKeyEntry[]);
+}
+
+/**
+ * Refuses a signing key its own keyring does not trust: every event the service wrote would be
+ * ignored by every fold, its own included. A misconfiguration caught at start-up, not at a grant.
+ */
+export function assertSelfTrusted(key: SigningKey, keyring: Keyring): void {
+  const trusted = keyring.keys.get(key.keyId);
+  const same = trusted !== undefined && trusted.signer === key.signer && trusted.publicKey.equals(createPublicKey(key.privateKey));
+  if (!same) throw missing(SIGNING_ENV.trustedKeysFile, `must list the public key of ${SIGNING_ENV.signingKeyId} for the ${key.signer} signer`);
 }
 
 /** A granting service's signing key from the environment; required (a grant it cannot sign would not count). */

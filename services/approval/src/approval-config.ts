@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
+import { assertSelfTrusted, GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
 import { z } from 'zod';
 
 /** Environment variables of the approval service (besides the runtime's). */
@@ -115,10 +115,13 @@ export function approvalOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ap
     const audience = env[APPROVAL_ENV.jwtAudience];
     jwt = { secret, ...(issuer && { issuer }), ...(audience && { audience }) };
   }
+  const signingKey = signingKeyFromEnv('approval', env);
+  const keyring = keyringFromEnv(env);
+  assertSelfTrusted(signingKey, keyring);
   return {
     reviewers,
-    signingKey: signingKeyFromEnv('approval', env),
-    keyring: keyringFromEnv(env),
+    signingKey,
+    keyring,
     ...(jwt && { jwt }),
     expirySweepMs: positiveInt(env, APPROVAL_ENV.expirySweepMs, 1_000),
     decisionDeadlineMs: positiveInt(env, APPROVAL_ENV.decisionDeadlineMs, 5_000),

@@ -39,6 +39,9 @@ export function codeForRejection(reason: RejectionReason): LedgerCode {
       return 'LEDGER.NOT_AMBIGUOUS';
     case 'unknown-key':
       return 'LEDGER.UNKNOWN_KEY';
+    case 'untrusted-signature':
+      // Our own event failed our own keyring: a key that is not trusted was configured. Start-up refuses that.
+      return 'LEDGER.INTERNAL';
     default: {
       const exhaustive: never = reason;
       return exhaustive;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
+import { assertSelfTrusted, GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
 
 /** Environment variables of the ledger service (besides the runtime's GATEHOUSE_*). */
 export const LEDGER_ENV = {
@@ -56,10 +56,8 @@ export function ledgerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ledg
   if (!Number.isInteger(deadline) || deadline < 1 || deadline > 60_000) {
     throw invalid(LEDGER_ENV.decisionDeadlineMs, 'must be a whole number of milliseconds between 1 and 60000');
   }
-  return {
-    operators: parseOperatorTokens(env[LEDGER_ENV.operatorTokens]),
-    decisionDeadlineMs: deadline,
-    signingKey: signingKeyFromEnv('ledger', env),
-    keyring: keyringFromEnv(env),
-  };
+  const signingKey = signingKeyFromEnv('ledger', env);
+  const keyring = keyringFromEnv(env);
+  assertSelfTrusted(signingKey, keyring);
+  return { operators: parseOperatorTokens(env[LEDGER_ENV.operatorTokens]), decisionDeadlineMs: deadline, signingKey, keyring };
 }

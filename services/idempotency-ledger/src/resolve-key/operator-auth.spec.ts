@@ -55,6 +55,13 @@ describe('operator tokens', () => {
       expect(() => ledgerOptionsFromEnv({})).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID', details: { variable: 'GATEHOUSE_SIGNING_KEY_FILE' } }));
       expect(() => ledgerOptionsFromEnv({ ...keys.env, GATEHOUSE_TRUSTED_KEYS: '' })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID' }));
       expect(ledgerOptionsFromEnv(keys.env).signingKey.keyId).toBe(TEST_KEYS.ledger.keyId);
+      // A signing key the service's own keyring does not trust would make every grant it writes void.
+      const untrusted = signingEnv(TEST_KEYS.ledger, [TEST_KEYS.approval]);
+      try {
+        expect(() => ledgerOptionsFromEnv(untrusted.env)).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID', details: { variable: 'GATEHOUSE_TRUSTED_KEYS_FILE' } }));
+      } finally {
+        untrusted.remove();
+      }
     } finally {
       keys.remove();
     }
