@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Local Apache Kafka broker without Docker: jars from Maven Central, one JVM,
-# KRaft single node (broker + controller) on 127.0.0.1.
+# KRaft single node (broker + controller) on 127.0.0.1, with authentication (SASL/SCRAM-SHA-512
+# for clients, SASL/PLAIN for the controller listener) and the standard KRaft authorizer.
+#
+# Users: one SCRAM user per principal in KAFKA_USERS below, created when the storage is
+# formatted. Their passwords are generated on first start (random, from /dev/urandom) into
+# <state dir>/secrets/kafka/<user>.password (mode 600) and never printed. A data dir formatted
+# without them (the state of an older checkout) is refused with a hint to run `reset`.
 #
 # Usage: infra/kafka/kafka.sh fetch|start|stop|status|reset
 #
 # Environment (all optional):
 #   GATEHOUSE_STATE_DIR               state root (default: <repo root>/.gatehouse)
-#   GATEHOUSE_KAFKA_PORT              PLAINTEXT listener port (default 9092)
+#   GATEHOUSE_KAFKA_PORT              client (SASL_PLAINTEXT) listener port (default 9092)
 #   GATEHOUSE_KAFKA_CONTROLLER_PORT   KRaft controller port (default 9093)
 #   GATEHOUSE_KAFKA_START_TIMEOUT     seconds to wait for the broker (default 180)
 #   GATEHOUSE_M2_REPO                 Maven local repository (default: Maven's own, ~/.m2/repository)
@@ -29,6 +35,10 @@ readonly CONTROLLER_PORT="${GATEHOUSE_KAFKA_CONTROLLER_PORT:-9093}"
 readonly START_TIMEOUT="${GATEHOUSE_KAFKA_START_TIMEOUT:-180}"
 readonly STOP_TIMEOUT=30
 readonly STARTED_MESSAGE="Kafka Server started"
+readonly SCRAM_MECHANISM="SCRAM-SHA-512"
+# Principals with a SCRAM user: the super user, the four services, and the guard library's
+# agent processes. libs/kafka/src/acls.ts grants them their rights (a spec keeps both in step).
+readonly KAFKA_USERS=(admin svc-approval svc-ledger svc-policy svc-audit-export agent)
 
 if [[ -n "${JAVA_HOME:-}" && -x "${JAVA_HOME}/bin/java" ]]; then
   JAVA="${JAVA_HOME}/bin/java"
@@ -65,6 +75,11 @@ readonly PROPS_FILE="${KAFKA_DIR}/server.properties"
 readonly SERVER_LOG="${LOGS_DIR}/server.log"
 readonly STDOUT_LOG="${LOGS_DIR}/kafkaServer.out"
 readonly LOCK_FILE="${KAFKA_DIR}/.lock"
+# The users the storage was formatted with (one per line); missing = formatted without SCRAM.
+readonly USERS_MARKER="${KAFKA_DIR}/scram-users"
+readonly SECRETS_DIR="${STATE_DIR}/secrets/kafka"
+readonly JAAS_FILE="${SECRETS_DIR}/broker.jaas"
+readonly ADMIN_CLIENT_PROPS="${SECRETS_DIR}/admin.properties"
 # Unique argument on our java command line; stop/status find our JVMs by it.
 readonly MARKER_ARG="-Dgatehouse.kafka=${STATE_DIR}"
 READY_PID=""
@@ -333,14 +348,98 @@ write_properties() {
   mv -- "${PROPS_FILE}.tmp" "${PROPS_FILE}"
 }
 
+# ---------------------------------------------------------------- secrets
+
+# 32 random letters and digits (no quoting issues in JAAS, argfiles or property files).
+new_password() {
+  head -c 48 /dev/urandom | base64 -w0 | tr -dc 'A-Za-z0-9' | cut -c1-32 | tr -d '\n'
+}
+
+password_file() { printf '%s/%s.password' "${SECRETS_DIR}" "$1"; }
+
+# Writes a file only the user can read: $1 path; content on stdin.
+write_private() {
+  (umask 077 && cat >"$1.tmp" && mv -- "$1.tmp" "$1")
+}
+
+# Creates the secrets folder (mode 700) and a password file (mode 600) for every user lacking one.
+ensure_passwords() {
+  local user file
+  (umask 077 && mkdir -p -- "${SECRETS_DIR}")
+  chmod 700 -- "${STATE_DIR}/secrets" "${SECRETS_DIR}"
+  for user in "${KAFKA_USERS[@]}"; do
+    file="$(password_file "${user}")"
+    if [[ ! -s "${file}" ]]; then
+      new_password | write_private "${file}"
+    fi
+    chmod 600 -- "${file}"
+  done
+}
+
+read_password() {
+  local file value
+  file="$(password_file "$1")"
+  [[ -s "${file}" ]] || die "missing ${file}"
+  value="$(<"${file}")"
+  [[ "${value}" =~ ^[A-Za-z0-9]+$ ]] ||
+    die "${file} must hold letters and digits only (run reset to generate new passwords)"
+  printf '%s' "${value}"
+}
+
+# The broker's JAAS file: its own identity on both listeners (inter-broker SCRAM, broker to
+# controller PLAIN) and the controller listener's only PLAIN user. Plus a client properties
+# file for Kafka's own CLI tools (--command-config / --consumer.config) as the super user.
+write_jaas() {
+  local admin_password
+  admin_password="$(read_password admin)"
+  write_private "${JAAS_FILE}" <<JAAS
+client.KafkaServer {
+  org.apache.kafka.common.security.scram.ScramLoginModule required
+  username="admin"
+  password="${admin_password}";
+};
+controller.KafkaServer {
+  org.apache.kafka.common.security.plain.PlainLoginModule required
+  username="admin"
+  password="${admin_password}"
+  user_admin="${admin_password}";
+};
+JAAS
+  write_private "${ADMIN_CLIENT_PROPS}" <<PROPS
+security.protocol=SASL_PLAINTEXT
+sasl.mechanism=${SCRAM_MECHANISM}
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="${admin_password}";
+PROPS
+}
+
+# The storage must have been formatted with every user of KAFKA_USERS, and their passwords
+# must still be there; anything else is state from before authentication (or damaged).
+check_formatted_auth() {
+  local user
+  if [[ ! -f "${USERS_MARKER}" ]]; then
+    die "${DATA_DIR} was formatted without SASL/SCRAM users (state from before authentication)." \
+      "Its topics cannot be migrated: run 'bash infra/kafka/kafka.sh reset' (deletes the local data), then start again."
+  fi
+  for user in "${KAFKA_USERS[@]}"; do
+    grep -qxF -- "${user}" "${USERS_MARKER}" ||
+      die "${DATA_DIR} was formatted without the SCRAM user '${user}':" \
+        "run 'bash infra/kafka/kafka.sh reset' (deletes the local data), then start again."
+    [[ -s "$(password_file "${user}")" ]] ||
+      die "the password file of '${user}' ($(password_file "${user}")) is gone, so the formatted storage" \
+        "cannot be used: run 'bash infra/kafka/kafka.sh reset' (deletes the local data), then start again."
+  done
+}
+
 java_log_opts() {
   printf '%s\n' "-Dlog4j.configuration=file:${LOG4J_CONFIG}" "-Dkafka.logs.dir=${LOGS_DIR}"
 }
 
 format_storage_if_needed() {
   if [[ -f "${DATA_DIR}/meta.properties" ]]; then
+    check_formatted_auth
     return 0
   fi
+  ensure_passwords
   local cluster_id format_log="${LOGS_DIR}/storage-format.log"
   if [[ -s "${CLUSTER_ID_FILE}" ]]; then
     cluster_id="$(tr -d '[:space:]' <"${CLUSTER_ID_FILE}")"
@@ -349,22 +448,36 @@ format_storage_if_needed() {
     printf '%s\n' "${cluster_id}" >"${CLUSTER_ID_FILE}"
   fi
   mkdir -p -- "${DATA_DIR}"
-  say "formatting ${DATA_DIR} (cluster id ${cluster_id})"
+  say "formatting ${DATA_DIR} (cluster id ${cluster_id}; SCRAM users: ${KAFKA_USERS[*]})"
   local -a log_opts
   mapfile -t log_opts < <(java_log_opts)
-  if ! "${JAVA}" -Xmx256m -XX:TieredStopAtLevel=1 -Djava.awt.headless=true "${log_opts[@]}" \
-    -cp "${LIBS_DIR}/*" kafka.tools.StorageTool format \
-    -t "${cluster_id}" -c "${PROPS_FILE}" >"${format_log}" 2>&1; then
+  # The passwords reach the storage tool through a java @argfile (mode 600, deleted right
+  # after), never through a command line (/proc/<pid>/cmdline is readable by every user).
+  local argfile="${SECRETS_DIR}/storage-format.args" user rc=0
+  {
+    printf '%s\n' -cp "\"${LIBS_DIR}/*\"" kafka.tools.StorageTool format \
+      -t "${cluster_id}" -c "\"${PROPS_FILE}\""
+    for user in "${KAFKA_USERS[@]}"; do
+      printf -- '--add-scram\n%s=[name=%s,password=%s]\n' "${SCRAM_MECHANISM}" "${user}" "$(read_password "${user}")"
+    done
+  } | write_private "${argfile}"
+  "${JAVA}" -Xmx256m -XX:TieredStopAtLevel=1 -Djava.awt.headless=true "${log_opts[@]}" \
+    "@${argfile}" >"${format_log}" 2>&1 || rc=$?
+  rm -f -- "${argfile}"
+  if ((rc != 0)); then
     say "storage format failed; output (${format_log}):"
     tail -n 40 -- "${format_log}" >&2
     exit 1
   fi
+  printf '%s\n' "${KAFKA_USERS[@]}" >"${USERS_MARKER}"
 }
 
 do_start() {
   local pid p
   pid="$(running_pid)"
   if [[ -n "${pid}" ]]; then
+    # A broker started from older state (no SCRAM users) would refuse every client.
+    check_formatted_auth
     if broker_answers "${pid}"; then
       printf '%s\n' "${pid}" >"${PID_FILE}"
       say "already running (pid ${pid}) on ${HOST}:${PORT}"
@@ -392,6 +505,7 @@ do_start() {
   mkdir -p -- "${DATA_DIR}" "${LOGS_DIR}"
   write_properties
   format_storage_if_needed
+  write_jaas
 
   local offset=0 started
   archive_logs
@@ -399,7 +513,8 @@ do_start() {
   mapfile -t log_opts < <(java_log_opts)
   local -a cmd=("${JAVA}" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20
     -XX:+ExitOnOutOfMemoryError -XX:TieredStopAtLevel=1 -Djava.awt.headless=true
-    "${MARKER_ARG}" "${log_opts[@]}" -cp "${LIBS_DIR}/*" kafka.Kafka "${PROPS_FILE}")
+    "${MARKER_ARG}" "-Djava.security.auth.login.config=${JAAS_FILE}" "${log_opts[@]}"
+    -cp "${LIBS_DIR}/*" kafka.Kafka "${PROPS_FILE}")
 
   say "starting Kafka ${KAFKA_VERSION} on ${HOST}:${PORT} (logs: ${LOGS_DIR})"
   started="${EPOCHREALTIME}"
@@ -417,7 +532,7 @@ do_start() {
   printf '%s\n' "${pid}" >"${PID_FILE}"
 
   wait_ready "${pid}" "${offset}"
-  say "started (pid ${READY_PID}) on ${HOST}:${PORT} in $(elapsed_since "${started}")s"
+  say "started (pid ${READY_PID}) on ${HOST}:${PORT} in $(elapsed_since "${started}")s (SASL ${SCRAM_MECHANISM}; passwords in ${SECRETS_DIR})"
 }
 
 # ---------------------------------------------------------------- stop
@@ -488,8 +603,8 @@ do_status() {
 
 do_reset() {
   do_stop
-  rm -rf -- "${DATA_DIR}" "${CLUSTER_ID_FILE}" "${PROPS_FILE}"
-  say "data removed (${DATA_DIR}); jars and logs kept"
+  rm -rf -- "${DATA_DIR}" "${CLUSTER_ID_FILE}" "${PROPS_FILE}" "${USERS_MARKER}" "${SECRETS_DIR}"
+  say "data and Kafka passwords removed (${DATA_DIR}, ${SECRETS_DIR}); jars and logs kept"
 }
 
 usage() {
@@ -497,10 +612,10 @@ usage() {
 usage: $(basename -- "$0") fetch|start|stop|status|reset
 
   fetch   copy the Kafka ${KAFKA_VERSION} jars from Maven into ${LIBS_DIR}
-  start   start the broker on ${HOST}:${PORT} (fetches and formats as needed); no-op if running
+  start   start the broker on ${HOST}:${PORT} (fetches, creates users and formats as needed); no-op if running
   stop    stop the broker (SIGTERM, SIGKILL after ${STOP_TIMEOUT}s)
   status  exit 0 when running, 3 when not
-  reset   stop, then delete the data (topics, offsets)
+  reset   stop, then delete the data (topics, offsets, users) and the Kafka passwords
 EOF
 }
 

@@ -49,6 +49,16 @@ signing_env() {
     policy) echo "GATEHOUSE_SIGNING_KEY_FILE=$signing_dir/policy.pem GATEHOUSE_SIGNING_KEY_ID=$(cat "$signing_dir/policy.id")" ;;
   esac
 }
+# The Kafka principal of each service (infra/kafka/kafka.sh creates the users).
+kafka_user() {
+  case "$1" in
+    approval) echo svc-approval ;;
+    idempotency-ledger) echo svc-ledger ;;
+    policy) echo svc-policy ;;
+    audit-export) echo svc-audit-export ;;
+    *) echo "demo: no Kafka principal for $1" >&2; return 1 ;;
+  esac
+}
 run_dir="$GATEHOUSE_STATE_DIR/services"
 mkdir -p "$run_dir"
 stop_services() {
@@ -81,8 +91,10 @@ for entry in $SERVICES; do
     echo "demo: $name already running (pid $(cat "$pid_file"))"
     continue
   fi
+  # Each service authenticates to Kafka as its own principal (ACLs: libs/kafka/src/acls.ts).
+  mapfile -t kafka_pairs < <(kafka_env "$(kafka_user "$name")")
   # shellcheck disable=SC2046 # word splitting of NAME=value pairs is intended
-  env $(signing_env "$name") node "services/$name/dist/main.js" >"$run_dir/$name.log" 2>&1 &
+  env "${kafka_pairs[@]}" $(signing_env "$name") node "services/$name/dist/main.js" >"$run_dir/$name.log" 2>&1 &
   echo $! >"$pid_file"
 done
 
@@ -103,6 +115,7 @@ for entry in $SERVICES; do
 done
 echo
 echo "kafka:    127.0.0.1:${GATEHOUSE_KAFKA_PORT:-9092} (topics: $GATEHOUSE_TOPIC_NAMESPACE.gatehouse.{audit,approvals,ledger,policies,dead-letter}.v1)"
+echo "          SASL/SCRAM-SHA-512; one user per principal, passwords in $GATEHOUSE_STATE_DIR/secrets/kafka/<user>.password"
 echo "postgres: 127.0.0.1:5432/gatehouse (one schema per service)"
 echo "logs:     $run_dir/<service>.log, $GATEHOUSE_STATE_DIR/kafka/logs/"
 echo "inbox:    http://127.0.0.1:4102/inbox (reviewer user:dana; API key in $reviewer_key_file)"
@@ -113,7 +126,9 @@ fi
 
 # The scenario: an agent process guarded by @gatehouse/guard against the running suite.
 scenario_out="$run_dir/scenario.out"
-node infra/demo/scenario.mjs | tee "$scenario_out"
+# The agent process authenticates as the least trusted principal, `agent`.
+mapfile -t agent_pairs < <(kafka_env agent)
+env "${agent_pairs[@]}" node infra/demo/scenario.mjs | tee "$scenario_out"
 run_id=$(sed -n 's/^DEMO_RUN_ID=//p' "$scenario_out")
 echo
 echo "== 4. The security team verifies the audit trail (gatehouse audit verify --topic)"

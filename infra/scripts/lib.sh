@@ -26,3 +26,20 @@ ensure_dependencies() {
 build_all() {
   (cd "$ROOT" && nx run-many -t build --outputStyle=static)
 }
+
+# Kafka credentials. The local broker authenticates every client (SASL/SCRAM-SHA-512); kafka.sh
+# generates one password file per principal under $GATEHOUSE_STATE_DIR/secrets/kafka/ (mode 600).
+# `kafka_env <user>` prints NAME=value pairs for `env` (a process as that principal); nothing
+# secret is printed, only the path of the password file.
+kafka_env() {
+  printf '%s\n' GATEHOUSE_KAFKA_SASL_MECHANISM=scram-sha-512 "GATEHOUSE_KAFKA_USERNAME=$1" \
+    "GATEHOUSE_KAFKA_PASSWORD_FILE=$GATEHOUSE_STATE_DIR/secrets/kafka/$1.password" GATEHOUSE_KAFKA_PASSWORD=
+}
+
+# Exports the super user's credentials (provisioning, tests' default client, operator tools).
+# Call again after changing GATEHOUSE_STATE_DIR.
+export_kafka_admin_env() {
+  local pair
+  while IFS= read -r pair; do export "${pair?}"; done < <(kafka_env admin)
+}
+export_kafka_admin_env

@@ -36,6 +36,9 @@ export GATEHOUSE_STATE_DIR="$ROOT/.gatehouse/test"
 export GATEHOUSE_KAFKA_PORT=${GATEHOUSE_TEST_KAFKA_PORT:-19092}
 export GATEHOUSE_KAFKA_CONTROLLER_PORT=${GATEHOUSE_TEST_KAFKA_CONTROLLER_PORT:-19093}
 export GATEHOUSE_KAFKA_BROKERS="127.0.0.1:$GATEHOUSE_KAFKA_PORT"
+# The tests' default Kafka client is the super user `admin` of this broker; specs and the
+# processes they start take other principals' password files from beside admin's.
+export_kafka_admin_env
 cleanup() { bash infra/kafka/kafka.sh stop || true; }
 trap cleanup EXIT
 bash infra/kafka/kafka.sh reset >/dev/null

@@ -9,6 +9,7 @@ import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from './support/database.js';
+import { agentKafkaEnv } from './support/kafka-auth.js';
 import { killAll, ROOT, type Started, startNode, startService } from './support/processes.js';
 
 // Approvals as users meet them: the built approval service as a process, a guarded Mastra agent
@@ -50,7 +51,7 @@ interface Listed {
 }
 
 function startAgent(runId: string, out: string, amount = 40): Started {
-  return startNode(agentScript, [JSON.stringify({ runId, orderId: `o-${runId}`, amount, out })], { GATEHOUSE_TOPIC_NAMESPACE: namespace });
+  return startNode(agentScript, [JSON.stringify({ runId, orderId: `o-${runId}`, amount, out })], { GATEHOUSE_TOPIC_NAMESPACE: namespace, ...agentKafkaEnv() });
 }
 
 /** The reviewer polls the REST list until the run's request shows up as pending. */

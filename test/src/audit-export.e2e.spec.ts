@@ -9,6 +9,7 @@ import { scriptedModel } from '@gatehouse/guard/testing';
 import { EventProducer, KAFKA_BROKERS_ENV } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { throwawayDatabase } from './support/database.js';
+import { kcatAuthArgs } from './support/kafka-auth.js';
 import { killAll, type Started, startService } from './support/processes.js';
 
 // Decisions of a guarded agent, through Kafka, out of the audit-export service as a SIEM sees them.
@@ -98,7 +99,7 @@ describe('audit export of a guarded agent run', () => {
   it('is readable by a SIEM client nobody in this project wrote: kcat consumes the Kafka feed', async () => {
     const topic = `${namespace}.gatehouse.siem.v1`;
     const read = await waitFor(() => {
-      const result = spawnSync('kcat', ['-b', brokers, '-C', '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k\t%s\n'], { encoding: 'utf8', timeout: 30_000 });
+      const result = spawnSync('kcat', [...kcatAuthArgs(dir), '-b', brokers, '-C', '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k\t%s\n'], { encoding: 'utf8', timeout: 30_000 });
       if (result.status !== 0) throw new Error(`kcat failed (${result.status}): ${result.stderr}`);
       const rows = result.stdout.split('\n').filter((l) => l.length > 0).map((l) => {
         const [key, value] = l.split('\t');

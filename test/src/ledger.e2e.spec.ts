@@ -9,6 +9,7 @@ import { applyLedgerEvent, createLedgerState } from '@gatehouse/ledger';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from './support/database.js';
+import { agentKafkaEnv } from './support/kafka-auth.js';
 import { killAll, ROOT, type Started, startNode, startService } from './support/processes.js';
 
 // The idempotency ledger as users meet it: the built service as a process, agent processes
@@ -34,7 +35,8 @@ afterAll(async () => {
 });
 
 function runWorker(mode: string, args: Record<string, unknown>): Started {
-  return startNode(worker, [mode, JSON.stringify({ baseUrl: ledger.url, ...args })]);
+  // An agent process: it reaches the ledger over REST only, and runs as the `agent` principal.
+  return startNode(worker, [mode, JSON.stringify({ baseUrl: ledger.url, ...args })], agentKafkaEnv());
 }
 
 async function finished(started: Started): Promise<string> {

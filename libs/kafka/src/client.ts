@@ -1,4 +1,4 @@
-import { type Kafka as KafkaClient, type LogEntry } from 'kafkajs';
+import { type Kafka as KafkaClient, type LogEntry, type SASLOptions } from 'kafkajs';
 import { Kafka, logLevel } from './kafkajs.js';
 import { type KafkaConnectionConfig } from './config.js';
 
@@ -18,11 +18,16 @@ const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.DEBUG]: 'debug',
 };
 
-/** Builds the kafkajs client: quiet by default, bounded retries, logs routed to `sink`. */
+/**
+ * Builds the kafkajs client: quiet by default, bounded retries, logs routed to `sink`. With
+ * `config.sasl` it authenticates (SASL over plain TCP; the local broker listens on loopback only).
+ */
 export function createKafkaClient(config: KafkaConnectionConfig, sink: KafkaLogSink = defaultSink): KafkaClient {
+  const sasl = config.sasl;
   return new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],
+    ...(sasl ? { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as SASLOptions, ssl: false } : {}),
     connectionTimeout: config.connectionTimeoutMs ?? 3_000,
     retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5_000 },
     logLevel: logLevel.WARN,

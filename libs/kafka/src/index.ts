@@ -6,6 +6,7 @@ export * from './replay.js';
 export * from './tail.js';
 export * from './consumer.js';
 export * from './provision.js';
+export * from './acls.js';
 export * from './fold-engine/fold-engine.js';
 export { FoldReader, type FoldReaderOptions, reportIfUntrusted, type UntrustedReporting } from './fold-engine/fold-reader.js';
 export { OffsetWatermarks } from './fold-engine/offset-watermarks.js';

@@ -2,4 +2,14 @@
 // from the default export here. Types are imported from 'kafkajs' directly.
 import kafkajs from 'kafkajs';
 
-export const { Kafka, logLevel, CompressionTypes, Partitioners, ConfigResourceTypes } = kafkajs;
+export const {
+  Kafka,
+  logLevel,
+  CompressionTypes,
+  Partitioners,
+  ConfigResourceTypes,
+  AclResourceTypes,
+  AclOperationTypes,
+  AclPermissionTypes,
+  ResourcePatternTypes,
+} = kafkajs;

@@ -1,10 +1,25 @@
 import { GatehouseError } from '@gatehouse/contracts';
-import { KAFKA_BROKERS_ENV, type KafkaConnectionConfig, kafkaConfigFromEnv } from '@gatehouse/kafka';
+import {
+  KAFKA_BROKERS_ENV,
+  KAFKA_PASSWORD_ENV,
+  KAFKA_PASSWORD_FILE_ENV,
+  KAFKA_SASL_MECHANISM_ENV,
+  KAFKA_USERNAME_ENV,
+  type KafkaConnectionConfig,
+  kafkaConfigFromEnv,
+} from '@gatehouse/kafka';
 import { DATABASE_NAME, type ServiceDescriptor } from './services.js';
 
 /** Environment variables every service reads. docker-compose.yml sets the same names. */
 export const ENV = {
   kafkaBrokers: KAFKA_BROKERS_ENV,
+  /** SASL mechanism (scram-sha-512, scram-sha-256, plain); unset = no authentication. */
+  kafkaSaslMechanism: KAFKA_SASL_MECHANISM_ENV,
+  /** The service's Kafka user (its principal; ACLs in libs/kafka/src/acls.ts). */
+  kafkaUsername: KAFKA_USERNAME_ENV,
+  /** File holding the Kafka password (preferred), or the password itself in GATEHOUSE_KAFKA_PASSWORD. */
+  kafkaPasswordFile: KAFKA_PASSWORD_FILE_ENV,
+  kafkaPassword: KAFKA_PASSWORD_ENV,
   /** postgres://user[:password]@host:port/db; the password may instead come from GATEHOUSE_DATABASE_PASSWORD_FILE. */
   databaseUrl: 'GATEHOUSE_DATABASE_URL',
   databasePasswordFile: 'GATEHOUSE_DATABASE_PASSWORD_FILE',

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { serviceKafkaEnv } from './kafka-auth.js';
 import { serviceSigningEnv, trustedKeysEnv } from './signing.js';
 
 /** The repository root, for paths to built services and fixtures. */
@@ -43,10 +44,10 @@ export function startNode(script: string, args: readonly string[], env: Record<s
   return { child, output: () => output, exited: () => exit };
 }
 
-/** Starts a built service and resolves once its /health answers 200. */
+/** Starts a built service, as its own Kafka principal, and resolves once its /health answers 200. */
 export async function startService(name: string, env: Record<string, string>, timeoutMs = 60_000): Promise<Started & { port: number; url: string }> {
   const port = await freePort();
-  const started = startNode(path.join(ROOT, `services/${name}/dist/main.js`), [], { GATEHOUSE_PORT: String(port), ...serviceSigningEnv(name), ...env });
+  const started = startNode(path.join(ROOT, `services/${name}/dist/main.js`), [], { GATEHOUSE_PORT: String(port), ...serviceSigningEnv(name), ...serviceKafkaEnv(name), ...env });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { type Kafka } from 'kafkajs';
+import { provisionAcls } from '../acls.js';
 import { createKafkaClient } from '../client.js';
-import { kafkaConfigFromEnv } from '../config.js';
+import { KAFKA_PASSWORD_ENV, KAFKA_PASSWORD_FILE_ENV, KAFKA_SASL_MECHANISM_ENV, KAFKA_USERNAME_ENV, kafkaConfigFromEnv } from '../config.js';
 import { provisionTopics } from '../provision.js';
 
 /** A fresh topic namespace, so every test gets its own topics. */
@@ -9,15 +11,38 @@ export function randomNamespace(prefix = 'it'): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
-/** A client for the broker the test run started (GATEHOUSE_KAFKA_BROKERS, default 127.0.0.1:9092). */
-export function testKafka(clientId = 'gatehouse-test'): Kafka {
-  return createKafkaClient(kafkaConfigFromEnv(clientId));
+/**
+ * The environment that makes a client authenticate as `user` instead of the run's default
+ * (the scripts export the super user `admin`): same mechanism, the password file beside the
+ * default one (kafka.sh keeps `<user>.password` side by side). Empty when the run has no SASL.
+ */
+export function kafkaUserEnv(user: string, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const mechanism = env[KAFKA_SASL_MECHANISM_ENV];
+  if (!mechanism) return {};
+  const file = env[KAFKA_PASSWORD_FILE_ENV];
+  if (!file) throw new Error(`kafkaUserEnv needs ${KAFKA_PASSWORD_FILE_ENV} (the password files live side by side)`);
+  return {
+    [KAFKA_SASL_MECHANISM_ENV]: mechanism,
+    [KAFKA_USERNAME_ENV]: user,
+    [KAFKA_PASSWORD_FILE_ENV]: path.join(path.dirname(file), `${user}.password`),
+    [KAFKA_PASSWORD_ENV]: '',
+  };
 }
 
-/** Provisions every catalog topic under a fresh namespace and returns the namespace. */
+/**
+ * A client for the broker the test run started (GATEHOUSE_KAFKA_BROKERS, default 127.0.0.1:9092),
+ * as the run's default user, or as `user` (see `kafkaUserEnv`).
+ */
+export function testKafka(clientId = 'gatehouse-test', user?: string): Kafka {
+  const env = user === undefined ? process.env : { ...process.env, ...kafkaUserEnv(user) };
+  return createKafkaClient(kafkaConfigFromEnv(clientId, env));
+}
+
+/** Provisions every catalog topic, and the principals' ACLs on them, under a fresh namespace; returns the namespace. */
 export async function provisionedNamespace(kafka: Kafka, prefix?: string): Promise<string> {
   const namespace = randomNamespace(prefix);
   await provisionTopics(kafka, { namespace });
+  await provisionAcls(kafka, { namespace });
   return namespace;
 }
 
