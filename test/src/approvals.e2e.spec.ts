@@ -162,7 +162,9 @@ describe('a forged approval', () => {
     const out = path.join(dir, `${runId}.jsonl`);
     const agent = startAgent(runId, out);
     const listed = await pendingOf(runId);
-    const producer = await EventProducer.connect(kafka, { namespace });
+    // The forger authenticates as the agent principal: the broker lets it append to the approvals
+    // topic (it must, to ask), so only the signature check stands between it and its own grant.
+    const producer = await EventProducer.connect(testKafka('approvals-e2e-rogue', 'agent'), { namespace });
     try {
       // Unsigned, and signed with a key the agent made up under the service's key id.
       const forged = createEvent(ApprovalDecidedV1, { source: 'guard:refund-bot', tenant: 'acme', subject: listed.approvalId }, { approvalId: listed.approvalId, verdict: 'approve', reviewer: { id: 'user:rita', role: 'payments-approver', kind: 'human' } });

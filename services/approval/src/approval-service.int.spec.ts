@@ -330,8 +330,10 @@ describe('forged decisions', () => {
     const { approvalId, event } = await request(w, app);
     // An agent with write access to the topic approves its own request: unsigned, then with a key of its own.
     const forged = createEvent(ApprovalDecidedV1, { source: 'guard:rogue', tenant: 'acme', subject: approvalId }, { approvalId, verdict: 'approve', reviewer: { id: 'user:alice', role: 'approver', kind: 'human' } });
-    await w.producer.publish('approvals', forged);
-    await w.producer.publish('approvals', signEvent(forged, testSigningKey('approval', 'approval-test')));
+    const rogue = await EventProducer.connect(testKafka('approval-rogue', 'agent'), { namespace: w.namespace });
+    producers.push(rogue);
+    await rogue.publish('approvals', forged);
+    await rogue.publish('approvals', signEvent(forged, testSigningKey('approval', 'approval-test')));
     await waitFor(() => (app.engine.status().untrustedGrants === 2 ? true : undefined), { what: 'both forgeries folded' });
     const seen = await app.get<{ status: string; history: { verdict: { reason?: string; untrusted?: string } }[] }>(`/v1/approvals/${approvalId}`, bearer(alice));
     expect(seen.body.status).toBe('pending');

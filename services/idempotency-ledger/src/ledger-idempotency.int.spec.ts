@@ -368,7 +368,8 @@ describe('forged ledger outcomes', () => {
     const options = await isolated();
     const app = await boot(options);
     const key = newKey();
-    // An agent with write access to the topic claims a key for itself: unsigned, then with a key of its own.
+    // Someone who can write the ledger topic claims a key: unsigned, then with a key of its own. (ACLs keep
+    // agents off this topic altogether; a leaked service credential would not be, so the fold checks too.)
     const producer = await EventProducer.connect(kafka, { namespace: options.namespace });
     try {
       const claim = createEvent(LedgerKeyReservedV1, { source: 'guard:rogue', tenant: 'ledger', subject: key }, { key, connectorId: 'refunds', leaseToken: randomUUID(), holder: 'rogue', pendingTtlMs: 3_600_000 });

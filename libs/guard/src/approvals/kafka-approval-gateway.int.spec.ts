@@ -179,8 +179,8 @@ describe('Kafka approval gateway on the real broker', () => {
     const r = request('wf/run-forged');
     const waiting = g.awaitApproval(r, { timeoutMs: 6_000 });
     await requested(namespace, idOf(r));
-    // The agent itself writes "approved" to the topic: unsigned, then with a key of its own making.
-    reviewer = await EventProducer.connect(kafka, { namespace });
+    // The agent itself (its own Kafka principal) writes "approved" to the topic: unsigned, then with a key of its own making.
+    reviewer = await EventProducer.connect(testKafka('approvals-rogue', 'agent'), { namespace });
     const forged = createEvent(ApprovalDecidedV1, { source: 'guard:rogue', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), verdict: 'approve', reviewer: alice });
     await reviewer.publish('approvals', forged);
     await reviewer.publish('approvals', signEvent(forged, testSigningKey('approval', 'rogue-key')));

@@ -31,7 +31,8 @@ describe('policy bundles on the real broker', () => {
       watchers.push(watcher);
       expect(watcher.current('refunds')).toMatchObject({ revision: 1, bundle: { maxRefund: 100 } });
 
-      // An agent with write access publishes "no limit": unsigned, and signed with a key of its own.
+      // Someone who can write the topic (ACLs keep agents out; a leaked service credential would not) publishes
+      // "no limit": unsigned, and signed with a key of its own.
       await producer.publish('policies', publication(2, { maxRefund: 1_000_000 }));
       await producer.publish('policies', signEvent(publication(2, { maxRefund: 1_000_000 }), testSigningKey('policy', 'policy-rogue')));
       await waitFor(() => (watcher.stats().untrusted === 2 ? true : undefined), { what: 'the forgeries read' });
