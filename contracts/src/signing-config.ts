@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GatehouseError } from './errors.js';
-import { createKeyring, type Keyring, type Signer, type SigningKey, signingKeyFromPem, type TrustedKeyEntry } from './signing.js';
+import { createKeyring, keyIdOf, type Keyring, type Signer, type SigningKey, signingKeyFromPem, type TrustedKeyEntry } from './signing.js';
 
 /** Environment variables of signing and verification. Keys come from files or the environment, never from code. */
 export const SIGNING_ENV = {
@@ -9,7 +9,7 @@ export const SIGNING_ENV = {
   trustedKeys: 'GATEHOUSE_TRUSTED_KEYS',
   /** A file holding the same JSON; wins over the variable. */
   trustedKeysFile: 'GATEHOUSE_TRUSTED_KEYS_FILE',
-  /** A granting service's private key (PKCS#8 PEM, Ed25519), and the id verifiers know it by. */
+  /** A granting service's private key (PKCS#8 PEM, Ed25519), and the id verifiers know it by (default: `keyIdOf`). */
   signingKeyFile: 'GATEHOUSE_SIGNING_KEY_FILE',
   signingKeyId: 'GATEHOUSE_SIGNING_KEY_ID',
 } as const;
@@ -58,8 +58,9 @@ export function assertSelfTrusted(key: SigningKey, keyring: Keyring): void {
 /** A granting service's signing key from the environment; required (a grant it cannot sign would not count). */
 export function signingKeyFromEnv(signer: Signer, env: NodeJS.ProcessEnv = process.env): SigningKey {
   const file = env[SIGNING_ENV.signingKeyFile];
-  const keyId = env[SIGNING_ENV.signingKeyId];
   if (!file) throw missing(SIGNING_ENV.signingKeyFile, `must name the ${signer} service's Ed25519 private key (PKCS#8 PEM)`);
-  if (!keyId) throw missing(SIGNING_ENV.signingKeyId, 'must name the signing key id');
-  return signingKeyFromPem(keyId, signer, readSecret(SIGNING_ENV.signingKeyFile, file));
+  const pem = readSecret(SIGNING_ENV.signingKeyFile, file);
+  // Without a configured id the key goes by its fingerprint (what infra/signing/keys.mjs names it).
+  const keyId = env[SIGNING_ENV.signingKeyId] || keyIdOf(signer, createPublicKey(signingKeyFromPem('pending', signer, pem).privateKey));
+  return signingKeyFromPem(keyId, signer, pem);
 }

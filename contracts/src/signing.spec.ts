@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { ApprovalDecidedV1, ApprovalRequestedV1 } from './events/approvals.js';
 import { createEvent, decodeEvent, encodeEvent } from './codec.js';
-import { checkGrant, createKeyring, signEvent, signingKeyFromPem, trustedEntryOf } from './signing.js';
+import { checkGrant, createKeyring, keyIdOf, signEvent, signingKeyFromPem, trustedEntryOf } from './signing.js';
 
 const pem = () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 const approvalKey = signingKeyFromPem('approval-2026-11', 'approval', pem());
@@ -64,5 +64,14 @@ describe('signed grant events', () => {
     expect(() => createKeyring([{ keyId: 'k', signer: 'approval', publicKey: 'garbage' }])).toThrow(expect.objectContaining({ code: 'SIGNING.KEY_INVALID' }));
     const entry = trustedEntryOf(approvalKey);
     expect(() => createKeyring([entry, entry])).toThrow('twice');
+  });
+});
+
+describe('key ids', () => {
+  it('derives a stable id from the public key when none is configured', () => {
+    const id = keyIdOf('approval', createPublicKey(approvalKey.privateKey));
+    expect(id).toMatch(/^approval-[\da-f]{16}$/);
+    expect(keyIdOf('approval', createPublicKey(approvalKey.privateKey))).toBe(id);
+    expect(keyIdOf('approval', createPublicKey(nextApprovalKey.privateKey))).not.toBe(id);
   });
 });

@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, type KeyObject, randomUUID, sign, verify } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomUUID, sign, verify } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from './chain.js';
 import { GatehouseError } from './errors.js';
@@ -61,6 +61,14 @@ export function signingKeyFromPem(keyId: string, signer: Signer, pem: string): S
   if (privateKey.asymmetricKeyType !== 'ed25519') throw invalidKey('the signing key must be an Ed25519 key');
   if (!/^[\w.:-]{1,128}$/.test(keyId)) throw invalidKey('a key id is 1-128 letters, digits, . _ : -');
   return Object.freeze({ keyId, signer, privateKey });
+}
+
+/**
+ * The key id a public key goes by when none is configured: `<signer>-` and the first 16 hex of
+ * the sha-256 of its SPKI DER. Deterministic, so a deployment needs only the key files.
+ */
+export function keyIdOf(signer: Signer, publicKey: KeyObject): string {
+  return `${signer}-${createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16)}`;
 }
 
 /** Returns `event` with its signature: what a granting service appends. */

@@ -6,8 +6,10 @@
 //   node infra/signing/keys.mjs <dir>                 create what is missing
 //   node infra/signing/keys.mjs <dir> --rotate <signer>  new key for approval|ledger|policy; the old one stays trusted
 //   node infra/signing/keys.mjs <dir> --retire <keyId>   stop trusting a previous key
-// Layout: <dir>/<signer>.pem, <dir>/<signer>.id (current key), <dir>/trusted-keys.json (every trusted public key).
-import { createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+// Layout: <dir>/<signer>.pem, <dir>/<signer>.id (current key id, also derivable from the key),
+// <dir>/trusted-keys.json (every trusted public key). Needs the built @gatehouse/contracts.
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { keyIdOf } from '@gatehouse/contracts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -23,7 +25,8 @@ const trusted = existsSync(trustedFile) ? JSON.parse(readFileSync(trustedFile, '
 
 function newKey(signer) {
   const { privateKey } = generateKeyPairSync('ed25519');
-  const keyId = `${signer}-${new Date().toISOString().slice(0, 10)}-${randomBytes(3).toString('hex')}`;
+  // The id is the key's fingerprint, so a service given only the key file derives the same one.
+  const keyId = keyIdOf(signer, createPublicKey(privateKey));
   writeFileSync(path.join(dir, `${signer}.pem`), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
   writeFileSync(path.join(dir, `${signer}.id`), `${keyId}\n`, { mode: 0o600 });
   trusted.push({ keyId, signer, publicKey: createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString() });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { TOPIC_LIST } from '@gatehouse/contracts';
+import { SIGNING_ENV, TOPIC_LIST } from '@gatehouse/contracts';
 import { DATABASE_NAME, ENV, SERVICES } from '@gatehouse/service-runtime';
 import { parse } from 'yaml';
 
@@ -38,7 +38,7 @@ describe('docker-compose.yml matches the no-Docker topology', () => {
   });
 
   it('runs each service on its catalog port with the environment the code reads', () => {
-    const known = new Set<string>(Object.values(ENV));
+    const known = new Set<string>([...Object.values(ENV), ...Object.values(SIGNING_ENV)]);
     for (const service of Object.values(SERVICES)) {
       const entry = compose.services[service.name];
       expect(entry).toBeDefined();
@@ -59,5 +59,23 @@ describe('docker-compose.yml matches the no-Docker topology', () => {
     const pairs = /^PAIRS="([^"]+)"/m.exec(ensure)?.[1]?.split(' ') ?? [];
     expect(pairs.sort()).toEqual(Object.values(SERVICES).map((s) => `${s.dbRole}:${s.schema}`).sort());
     expect(/^DB=(\S+)/m.exec(ensure)?.[1]).toBe(DATABASE_NAME);
+  });
+});
+
+describe('docker-compose signing keys', () => {
+  const compose = parse(readFileSync(path.join(path.resolve(import.meta.dirname, '../..'), 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, { environment?: Record<string, string>; secrets?: string[] }>;
+    secrets?: Record<string, { file: string }>;
+  };
+
+  it('gives each granting service its own signing key and every one the trusted keys, as mounted secrets', () => {
+    for (const [service, signer] of [['approval', 'approval'], ['idempotency-ledger', 'ledger']] as const) {
+      const entry = compose.services[service];
+      expect(entry?.environment?.[SIGNING_ENV.signingKeyFile]).toBe(`/run/secrets/${signer}-signing-key`);
+      expect(entry?.environment?.[SIGNING_ENV.trustedKeysFile]).toBe('/run/secrets/trusted-keys');
+      expect(entry?.secrets).toEqual([`${signer}-signing-key`, 'trusted-keys']);
+      expect(compose.secrets?.[`${signer}-signing-key`]?.file).toBe(`.gatehouse/secrets/signing/${signer}.pem`);
+    }
+    expect(compose.secrets?.['trusted-keys']?.file).toBe('.gatehouse/secrets/signing/trusted-keys.json');
   });
 });
