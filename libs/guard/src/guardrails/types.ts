@@ -1,0 +1,60 @@
+import { type JsonValue } from '@gatehouse/contracts';
+
+/**
+ * Where a guardrail runs. `pre-prompt`: the caller's input before the model sees it;
+ * `post-model`: the model's answer before the caller sees it; `tool-args`: a tool call's
+ * arguments before the tool runs; `tool-result`: a tool's result before the model sees it;
+ * `egress`: an outbound request a connector is about to send.
+ */
+export type GuardrailPlacement = 'pre-prompt' | 'post-model' | 'tool-args' | 'tool-result' | 'egress';
+export const GUARDRAIL_PLACEMENTS: readonly GuardrailPlacement[] = Object.freeze(['pre-prompt', 'post-model', 'tool-args', 'tool-result', 'egress']);
+
+/**
+ * What a guardrail decides. `allow`: nothing to say; `observe`: recorded, not enforced; `mask`
+ * and `rewrite`: the verdict's `payload` replaces the value and continues (the original never
+ * reaches the handler or the record); `deny`: refused; `approve`: parked on a person, even when
+ * the tool did not ask for approval; `halt`: the agent loop ends.
+ */
+export type GuardrailAction = 'allow' | 'observe' | 'mask' | 'rewrite' | 'deny' | 'approve' | 'halt';
+
+/**
+ * How the check went: `complete` (the guardrail judged the whole value), `partial` (it could
+ * not: it threw, timed out, or saw only part of the value). Nothing treats `partial` as allow.
+ */
+export type GuardrailOutcome = 'complete' | 'partial';
+
+export interface GuardrailVerdict {
+  readonly action: GuardrailAction;
+  readonly outcome: GuardrailOutcome;
+  /** Names of what was detected (`pii.email`, `schema.required`), never the detected text. */
+  readonly detections: readonly string[];
+  /** A static reason, safe for logs and audit records (no input content). */
+  readonly reason?: string;
+  /** The replacement value for `mask` and `rewrite`. */
+  readonly payload?: JsonValue;
+}
+
+/** The value a guardrail judges at one placement, with the trusted context it runs in. */
+export interface GuardrailInput {
+  readonly placement: GuardrailPlacement;
+  /** Text (prompts, answers) or JSON (tool arguments and results, egress requests). */
+  readonly value: JsonValue;
+  /** For tool placements: the tool's id and its input JSON Schema when known. */
+  readonly tool?: { readonly id: string; readonly inputSchema?: Readonly<Record<string, JsonValue>> };
+  /** Trusted identity from request context (never from the value): agent, tenant, actor, run. */
+  readonly context: {
+    readonly agentId?: string;
+    readonly tenant?: string;
+    readonly actor?: { readonly id: string; readonly role: string };
+    readonly runId?: string;
+  };
+  /** Aborted when the call the guardrail races is over, or a sibling tripped. */
+  readonly signal: AbortSignal;
+}
+
+/** The port every guardrail implements: a name, the placements it understands, and a check. */
+export interface Guardrail {
+  readonly name: string;
+  readonly placements: readonly GuardrailPlacement[];
+  check(input: GuardrailInput): GuardrailVerdict | Promise<GuardrailVerdict>;
+}
