@@ -64,7 +64,7 @@ export const TOPICS = {
   },
   policies: {
     name: 'gatehouse.policies.v1',
-    key: 'policy set id (envelope subject)',
+    key: 'policy set id and revision, `<set>@<revision>` (envelope subject): compaction keeps every version',
     partitions: 1,
     configs: { ...appendTime, 'cleanup.policy': 'compact', 'min.compaction.lag.ms': String(DAY_MS) },
     events: [PolicyBundlePublishedV1],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createEvent, PolicyBundlePublishedV1, signEvent } from '@gatehouse/contracts';
 import { TEST_KEYRING, TEST_KEYS, testSigningKey } from '@gatehouse/contracts/testing';
-import { applyPolicyEvent, bundleDigest, createPolicyBundlesState } from './fold.js';
+import { applyPolicyEvent, bundleDigest, createPolicyBundlesState, versionKey } from './fold.js';
 
 const publication = (revision: number, bundle: Record<string, number>, digest = bundleDigest(bundle)) =>
   createEvent(PolicyBundlePublishedV1, { source: 'service:policy', tenant: 'acme', subject: 'refunds' }, { policySetId: 'refunds', revision, digest, publishedBy: 'user:ops', bundle });
@@ -33,5 +33,16 @@ describe('the policy bundle fold', () => {
     const swapped = signEvent(publication(3, { max: 1e9 }, bundleDigest({ max: 3 })), TEST_KEYS.policy);
     expect(applyPolicyEvent(state, swapped, 13)).toEqual({ kind: 'rejected', reason: 'digest-mismatch' });
     expect(state.current.get('refunds')?.bundle).toEqual({ max: 2 });
+  });
+});
+
+describe('versions', () => {
+  it('keeps every trusted version by set and revision, for listing and diffing', () => {
+    const state = createPolicyBundlesState(TEST_KEYRING);
+    applyPolicyEvent(state, signed(1, { max: 1 }), 10);
+    applyPolicyEvent(state, signed(2, { max: 2 }), 20);
+    applyPolicyEvent(state, publication(3, { max: 3 }), 30); // unsigned: not a version
+    expect([...state.versions.keys()]).toEqual([versionKey('refunds', 1), versionKey('refunds', 2)]);
+    expect(versionKey('refunds', 2)).toBe('refunds@2');
   });
 });

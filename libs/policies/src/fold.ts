@@ -27,13 +27,24 @@ export type PolicyVerdict =
  */
 export interface PolicyBundlesState {
   readonly current: Map<string, PublishedBundle>;
+  /** Every trusted version, by `versionKey(policySetId, revision)`: what a service lists and diffs. */
+  readonly versions: Map<string, PublishedBundle>;
   readonly keyring: Keyring;
   /** Publications the fold ignored for their signature. */
   readonly untrusted: { count: number };
 }
 
 export function createPolicyBundlesState(keyring: Keyring): PolicyBundlesState {
-  return { current: new Map(), keyring, untrusted: { count: 0 } };
+  return { current: new Map(), versions: new Map(), keyring, untrusted: { count: 0 } };
+}
+
+/**
+ * The record key (envelope subject) of one version: `<policySetId>@<revision>`. The policies
+ * topic is compacted by key, so every version stays on the log and a retried publication of
+ * the same version is deduplicated.
+ */
+export function versionKey(policySetId: string, revision: number): string {
+  return `${policySetId}@${revision}`;
 }
 
 /** The digest a bundle is published under: hex sha-256 of its canonical JSON. */
@@ -56,9 +67,8 @@ export function applyPolicyEvent(state: PolicyBundlesState, event: PolicyEvent, 
   if (bundleDigest(p.bundle) !== p.digest) return Object.freeze({ kind: 'rejected', reason: 'digest-mismatch' });
   const held = state.current.get(p.policySetId);
   if (held && held.revision >= p.revision) return Object.freeze({ kind: 'rejected', reason: 'stale-revision' });
-  state.current.set(
-    p.policySetId,
-    Object.freeze({ policySetId: p.policySetId, revision: p.revision, digest: p.digest, publishedBy: p.publishedBy, bundle: p.bundle, publishedAt: logTime, keyId: trust.keyId ?? '' }),
-  );
+  const version = Object.freeze({ policySetId: p.policySetId, revision: p.revision, digest: p.digest, publishedBy: p.publishedBy, bundle: p.bundle, publishedAt: logTime, keyId: trust.keyId ?? '' });
+  state.current.set(p.policySetId, version);
+  state.versions.set(versionKey(p.policySetId, p.revision), version);
   return Object.freeze({ kind: 'accepted' });
 }
