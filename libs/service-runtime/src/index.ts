@@ -12,3 +12,4 @@ export { ProjectionWriter } from './projection/projection-writer.js';
 export { compareProjections, type ProjectionComparison, type ProjectionDifference, rebuildProjection, type RebuildOptions, type RebuildReport } from './projection/rebuild.js';
 export { replayCliMain, runReplayCli, type ReplayCliOptions } from './projection/replay-cli.js';
 export { nestFoldLog } from './fold-log.js';
+export { admits, allowed, type Allowed, apiKeyDigest, type ApiKeyPrincipal, bearerCredential, findByApiKey } from './api-keys.js';

@@ -1,7 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { assertSelfTrusted, GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
+import { type Allowed, allowed, type ApiKeyPrincipal } from '@gatehouse/service-runtime';
 import { z } from 'zod';
+
+export { admits, allowed, type Allowed } from '@gatehouse/service-runtime';
 
 /** Environment variables of the approval service (besides the runtime's). */
 export const APPROVAL_ENV = {
@@ -20,9 +22,6 @@ export const APPROVAL_ENV = {
   decisionDeadlineMs: 'GATEHOUSE_APPROVAL_DECISION_DEADLINE_MS',
 } as const;
 
-/** Tenants or connectors a reviewer may decide for: a set, or every one. */
-export type Allowed = '*' | ReadonlySet<string>;
-
 /** A reviewer as configured: who they are and what they may decide. */
 export interface ReviewerGrant {
   readonly id: string;
@@ -31,10 +30,8 @@ export interface ReviewerGrant {
   readonly connectors: Allowed;
 }
 
-export interface ApiKeyReviewer extends ReviewerGrant {
-  /** sha-256 of the API key; the key itself is never configured or stored. */
-  readonly keyDigest: Buffer;
-}
+/** A reviewer with the sha-256 of their API key (the key itself is never configured or stored). */
+export interface ApiKeyReviewer extends ReviewerGrant, ApiKeyPrincipal {}
 
 export interface ApprovalOptions {
   readonly reviewers: readonly ApiKeyReviewer[];
@@ -55,18 +52,6 @@ const ReviewerSchema = z.strictObject({
   tenants: Scope,
   connectors: Scope,
 });
-
-export const allowed = (scope: '*' | readonly string[]): Allowed => (scope === '*' ? '*' : new Set(scope));
-
-/** Whether `allowedSet` admits `value`. */
-export function admits(allowedSet: Allowed, value: string): boolean {
-  return allowedSet === '*' || allowedSet.has(value);
-}
-
-/** The digest an API key is configured and compared by. */
-export function apiKeyDigest(key: string): Buffer {
-  return createHash('sha256').update(key, 'utf8').digest();
-}
 
 function invalid(variable: string, expectation: string): GatehouseError {
   return new GatehouseError('CONFIG.INVALID', `${variable} ${expectation}`, { category: 'validation', details: { variable } });

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { allowed, apiKeyDigest, type ApprovalOptions, type ReviewerGrant } from '../approval-config.js';
+import { bearerCredential, findByApiKey } from '@gatehouse/service-runtime';
+import { allowed, type ApprovalOptions, type ReviewerGrant } from '../approval-config.js';
 import { ApprovalError } from '../errors.js';
 
 /** An authenticated reviewer: who they are, and the tenants and connectors they may decide for. */
@@ -58,15 +59,10 @@ function verifyJwt(token: string, jwt: NonNullable<ApprovalOptions['jwt']>, now:
  * configured reviewer. There is no anonymous access: anything else is APPROVAL.UNAUTHENTICATED.
  */
 export function authenticateReviewer(authorization: string | undefined, options: Pick<ApprovalOptions, 'reviewers' | 'jwt'>, now = Date.now()): Reviewer {
-  const match = /^Bearer ([\x21-\x7e]{16,4096})$/i.exec(authorization ?? '');
-  const credential = match?.[1];
+  const credential = bearerCredential(authorization);
   if (!credential) throw unauthenticated();
   if (options.jwt && credential.split('.').length === 3) return verifyJwt(credential, options.jwt, now);
-  const presented = apiKeyDigest(credential);
-  let found: ReviewerGrant | undefined;
-  for (const reviewer of options.reviewers) {
-    if (timingSafeEqual(presented, reviewer.keyDigest) && found === undefined) found = reviewer;
-  }
+  const found = findByApiKey(credential, options.reviewers);
   if (!found) throw unauthenticated();
   return { id: found.id, role: found.role, tenants: found.tenants, connectors: found.connectors, via: 'api-key' };
 }
