@@ -1,0 +1,3 @@
+// @gatehouse/guard/guardrails: the guardrail port and the shipped guardrails.
+export * from './types.js';
+export * from './schema-guardrail.js';

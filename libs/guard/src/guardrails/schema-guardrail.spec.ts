@@ -1,0 +1,148 @@
+import { describe, expect, it } from '@jest/globals';
+import { type JsonValue } from '@gatehouse/contracts';
+import { createSchemaGuardrail, validateAgainstSchema } from './schema-guardrail.js';
+import type { GuardrailInput, GuardrailVerdict } from './types.js';
+
+const searchSchema: Record<string, JsonValue> = {
+  type: 'object',
+  properties: {
+    query: { type: 'string', minLength: 1 },
+    limit: { type: 'integer', minimum: 1, maximum: 100 },
+    filters: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['query'],
+  additionalProperties: false,
+};
+
+function toolArgs(value: JsonValue, inputSchema?: Record<string, JsonValue>): GuardrailInput {
+  return {
+    placement: 'tool-args',
+    value,
+    tool: { id: 'search', ...(inputSchema === undefined ? {} : { inputSchema }) },
+    context: {},
+    signal: new AbortController().signal,
+  };
+}
+
+async function check(value: JsonValue, inputSchema?: Record<string, JsonValue>, draft?: '4' | '7' | '2019-09' | '2020-12'): Promise<GuardrailVerdict> {
+  return createSchemaGuardrail(draft === undefined ? {} : { draft }).check(toolArgs(value, inputSchema));
+}
+
+describe('createSchemaGuardrail', () => {
+  it('allows arguments that match the tool schema', async () => {
+    expect(await check({ query: 'gatehouse', limit: 10 }, searchSchema)).toEqual({ action: 'allow', outcome: 'complete', detections: [] });
+  });
+
+  it('denies with every failing keyword and its JSON Pointer in one reason, without the values', async () => {
+    const verdict = await check({ limit: 500, filters: ['ok', 7], secret: 'hunter2' }, searchSchema);
+    expect(verdict.action).toBe('deny');
+    expect(verdict.outcome).toBe('complete');
+    expect(verdict.reason).toContain('required at ""');
+    expect(verdict.reason).toContain('maximum at "/limit"');
+    expect(verdict.reason).toContain('type at "/filters/1"');
+    expect(verdict.reason).toContain('additionalProperties at ""');
+    expect(verdict.reason).not.toContain('500');
+    expect(verdict.reason).not.toContain('hunter2');
+    expect(verdict.detections).toEqual(expect.arrayContaining(['schema.required', 'schema.maximum', 'schema.type', 'schema.additionalProperties']));
+    expect(new Set(verdict.detections).size).toBe(verdict.detections.length);
+  });
+
+  it('writes pointers in RFC 6901 form, escaping "~" and "/" in property names', async () => {
+    const verdict = await check({ 'a/b': 1, 'c~d e': 1 }, { additionalProperties: { type: 'string' } });
+    expect(verdict.reason).toContain('type at "/a~1b"');
+    expect(verdict.reason).toContain('type at "/c~0d e"');
+  });
+
+  it('never treats an inherited property as present for required', async () => {
+    for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      const verdict = await check({}, { type: 'object', required: [name] });
+      expect(verdict).toMatchObject({ action: 'deny', detections: ['schema.required'] });
+    }
+    expect((await check(JSON.parse('{"toString": 1}'), { required: ['toString'] })).action).toBe('allow');
+  });
+
+  it('lets no prototype key slip past properties and additionalProperties: false', async () => {
+    const schema = { type: 'object', properties: { query: { type: 'string' } }, additionalProperties: false };
+    for (const raw of ['{"query":"x","__proto__":{"admin":true}}', '{"query":"x","constructor":{"prototype":{}}}', '{"query":"x","toString":"y"}']) {
+      const verdict = await check(JSON.parse(raw) as JsonValue, schema);
+      expect(verdict.action).toBe('deny');
+      expect(verdict.detections).toContain('schema.additionalProperties');
+    }
+  });
+
+  it('validates a prototype key named in properties against its own schema', async () => {
+    const schema = { properties: { __proto__: { type: 'string' }, constructor: { type: 'string' } } };
+    const parsed = JSON.parse('{"properties":{"__proto__":{"type":"string"},"constructor":{"type":"string"}}}') as Record<string, JsonValue>;
+    expect((await check(JSON.parse('{"__proto__": 12}') as JsonValue, parsed)).reason).toContain('type at "/__proto__"');
+    expect((await check(JSON.parse('{"constructor": 12}') as JsonValue, schema)).reason).toContain('type at "/constructor"');
+    expect((await check({}, schema)).action).toBe('allow');
+  });
+
+  it('reads $schema before the configured draft', async () => {
+    const tuple = { items: [{ type: 'string' }], additionalItems: false };
+    // Draft 7 reads array `items` as a tuple; under 2020-12 `additionalItems` is unknown.
+    expect((await check(['a', 'b'], { $schema: 'http://json-schema.org/draft-07/schema#', ...tuple })).action).toBe('deny');
+    expect((await check(['a', 'b'], tuple, '7')).action).toBe('deny');
+    expect((await check({ n: 5 }, { $schema: 'http://json-schema.org/draft-04/schema#', properties: { n: { maximum: 5, exclusiveMaximum: true } } })).action).toBe('deny');
+  });
+
+  it('denies as partial when the schema cannot be used, never allows', async () => {
+    const cases: Record<string, JsonValue>[] = [
+      { $schema: 'http://json-schema.org/draft-03/schema#' },
+      { $ref: '#/$defs/missing' },
+      { properties: { q: { pattern: '(' } } },
+      { $dynamicRef: '#meta' },
+    ];
+    for (const schema of cases) {
+      expect(await check({ q: 'x' }, schema)).toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
+    }
+  });
+
+  it('denies as partial a tool without an input schema unless told to allow it', async () => {
+    expect(await check({ q: 'x' })).toMatchObject({ action: 'deny', outcome: 'partial' });
+    expect((await createSchemaGuardrail({ onMissingSchema: 'allow' }).check(toolArgs({ q: 'x' }))).action).toBe('allow');
+  });
+
+  it('resolves $ref to remote schemas from memory only', () => {
+    const remotes = { 'https://schemas.example/money.json': { type: 'object', required: ['amount'], properties: { amount: { type: 'number' } } } };
+    const schema = { properties: { price: { $ref: 'https://schemas.example/money.json' } } };
+    expect(validateAgainstSchema(schema, { price: { amount: 3 } }, { remotes })).toEqual({ ok: true });
+    expect(validateAgainstSchema(schema, { price: {} }, { remotes })).toMatchObject({ ok: false, code: 'SCHEMA.INVALID_ARGUMENTS' });
+    expect(validateAgainstSchema(schema, { price: {} })).toMatchObject({ ok: false, code: 'SCHEMA.UNUSABLE' });
+  });
+
+  it('does not modify the tool schema it validates against', async () => {
+    const schema = { $defs: { s: { type: 'string' } }, properties: { q: { $ref: '#/$defs/s' } } };
+    const before = JSON.stringify(schema);
+    await check({ q: 1 }, schema);
+    expect(Object.getOwnPropertyNames(schema.properties.q)).toEqual(['$ref']);
+    expect(JSON.stringify(schema)).toBe(before);
+  });
+
+  it('validates with code generation from strings forbidden (Function and eval throw)', async () => {
+    const realFunction = globalThis.Function;
+    const realEval = globalThis.eval;
+    const forbidden = (): never => {
+      throw new EvalError('code generation from strings is forbidden');
+    };
+    const verdicts: GuardrailVerdict[] = [];
+    const guardrail = createSchemaGuardrail();
+    try {
+      globalThis.Function = forbidden as unknown as FunctionConstructor;
+      globalThis.eval = forbidden;
+      verdicts.push(await guardrail.check(toolArgs({ query: 'ok', limit: 3 }, searchSchema)));
+      verdicts.push(await guardrail.check(toolArgs({ limit: 0 }, searchSchema)));
+    } finally {
+      globalThis.Function = realFunction;
+      globalThis.eval = realEval;
+    }
+    expect(verdicts.map((v) => [v.action, v.outcome])).toEqual([
+      ['allow', 'complete'],
+      ['deny', 'complete'],
+    ]);
+  });
+
+  it('refuses an unknown draft when configured', () => {
+    expect(() => createSchemaGuardrail({ draft: '6' as never })).toThrow(RangeError);
+  });
+});
