@@ -1,0 +1,101 @@
+// The gatekeeper behind the guardrail port, at `tool-args`: a thin adapter that maps the
+// decision to a verdict and carries the bundle version in `detections` and in `gatekeeper`.
+import { type JsonValue } from '@gatehouse/contracts';
+import { type Guardrail, type GuardrailInput, type GuardrailVerdict } from '../guardrails/types.js';
+import { type BundleVersion, type Gatekeeper, type GatekeeperDecision, type GatekeeperEffect } from './gatekeeper.js';
+
+/** A verdict from the gatekeeper guardrail: the port's verdict plus the decision's provenance. */
+export interface GatekeeperVerdict extends GuardrailVerdict {
+  readonly gatekeeper: {
+    readonly effect: GatekeeperEffect;
+    readonly mode: GatekeeperDecision['mode'];
+    readonly bundle: BundleVersion;
+    readonly policyId?: string;
+    readonly ruleId?: string;
+    readonly fault?: string;
+    /** In audit mode: the effect enforce mode would have had. */
+    readonly wouldHave?: GatekeeperEffect;
+  };
+}
+
+export interface GatekeeperGuardrailOptions {
+  /** Guardrail name (default `gatekeeper`). */
+  readonly name?: string;
+  /** The deployment environment, from host configuration (the port's context has none). */
+  readonly environment?: string;
+}
+
+/** `gatekeeper.bundle:<policySetId>@<revision>` (revision `-` when unknown). */
+export function bundleDetection(bundle: BundleVersion): string {
+  return `gatekeeper.bundle:${bundle.policySetId}@${bundle.revision ?? '-'}`;
+}
+
+const ACTION_OF = { allow: 'allow', deny: 'deny', 'require-approval': 'approve', rewrite: 'rewrite' } as const;
+
+/** Turns a decision into a port verdict (audit mode → `observe`, faults → outcome `partial`). */
+export function verdictOf(decision: GatekeeperDecision): GatekeeperVerdict {
+  const enforced = decision.wouldHave ?? decision;
+  const detections = [`gatekeeper.${enforced.effect}`, bundleDetection(decision.bundle)];
+  if (enforced.policyId !== undefined) detections.push(`gatekeeper.policy:${enforced.policyId}`);
+  if (enforced.fault !== undefined) detections.push(`gatekeeper.fault:${enforced.fault}`);
+  const provenance = {
+    effect: decision.effect,
+    mode: decision.mode,
+    bundle: decision.bundle,
+    ...(enforced.policyId === undefined ? {} : { policyId: enforced.policyId }),
+    ...(enforced.ruleId === undefined ? {} : { ruleId: enforced.ruleId }),
+    ...(enforced.fault === undefined ? {} : { fault: enforced.fault }),
+    ...(decision.wouldHave === undefined ? {} : { wouldHave: decision.wouldHave.effect }),
+  };
+  const outcome = enforced.fault === undefined ? 'complete' : 'partial';
+  if (decision.mode === 'audit') return { action: 'observe', outcome, detections, reason: `audit: ${enforced.reason}`, gatekeeper: provenance };
+  const action = ACTION_OF[decision.effect];
+  const payload: JsonValue | undefined = decision.effect === 'rewrite' ? decision.rewrittenInput : undefined;
+  return { action, outcome, detections, reason: decision.reason, ...(payload === undefined ? {} : { payload }), gatekeeper: provenance };
+}
+
+/**
+ * The gatekeeper as a `tool-args` guardrail. Identity comes from the port's trusted context
+ * (agent, tenant, actor, run) and `options.environment`; the tool arguments are only `input`.
+ */
+export function gatekeeperGuardrail(gatekeeper: Gatekeeper, options: GatekeeperGuardrailOptions = {}): Guardrail {
+  return Object.freeze({
+    name: options.name ?? 'gatekeeper',
+    placements: Object.freeze(['tool-args'] as const),
+    check(input: GuardrailInput): GatekeeperVerdict {
+      const bundle = gatekeeper.version();
+      try {
+        if (input.placement !== 'tool-args' || input.tool === undefined) {
+          return {
+            action: 'deny',
+            outcome: 'partial',
+            detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.NO_TOOL_CALL'],
+            reason: 'gatekeeper judges tool calls only',
+            gatekeeper: { effect: 'deny', mode: gatekeeper.mode, bundle, fault: 'GATEKEEPER.NO_TOOL_CALL' },
+          };
+        }
+        const c = input.context;
+        const decision = gatekeeper.evaluate({
+          identity: {
+            ...(c.agentId === undefined ? {} : { agent: c.agentId }),
+            ...(c.tenant === undefined ? {} : { tenant: c.tenant }),
+            ...(c.actor === undefined ? {} : { actor: c.actor }),
+            ...(c.runId === undefined ? {} : { runId: c.runId }),
+            ...(options.environment === undefined ? {} : { environment: options.environment }),
+          },
+          call: { tool: input.tool.id },
+          input: input.value,
+        });
+        return verdictOf(decision);
+      } catch {
+        return {
+          action: 'deny',
+          outcome: 'partial',
+          detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.EVALUATION_FAILED'],
+          reason: 'policy evaluation failed (fail closed)',
+          gatekeeper: { effect: 'deny', mode: gatekeeper.mode, bundle, fault: 'GATEKEEPER.EVALUATION_FAILED' },
+        };
+      }
+    },
+  });
+}
