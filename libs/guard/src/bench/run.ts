@@ -3,11 +3,13 @@
 import { benchAgentStream } from './agent-stream.bench.js';
 import { benchConnector } from './connector.bench.js';
 import { benchContentPolicies } from './content-policies.bench.js';
+import { benchSchemaGuardrail } from './schema-guardrail.bench.js';
 
 const benches: readonly (() => Promise<void>)[] = [
   benchContentPolicies,
   benchAgentStream,
   benchConnector,
+  benchSchemaGuardrail,
 ];
 
 for (const bench of benches) await bench();

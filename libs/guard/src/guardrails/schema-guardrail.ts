@@ -48,12 +48,13 @@ const UNSUPPORTED_KEYWORDS: readonly string[] = ['$dynamicRef'];
 // A reason names at most this many failures; the detections still name every failing keyword.
 const MAX_LISTED_FAILURES = 50;
 
-/** Validates `value` against `schema` (the draft from `$schema`, else `options.draft`). Never throws. */
-export function validateAgainstSchema(
-  schema: JsonValue,
-  value: JsonValue,
-  options: Pick<SchemaGuardrailOptions, 'draft' | 'remotes'> = {},
-): SchemaValidation {
+/** A schema made ready to validate against, or why it cannot be used. */
+export type PreparedSchema =
+  | { readonly ok: true; readonly root: Schema | boolean; readonly draft: SchemaDraft; readonly lookup: Record<string, Schema | boolean> }
+  | { readonly ok: false; readonly code: 'SCHEMA.UNUSABLE'; readonly reason: string };
+
+/** Resolves the draft and the `$ref` targets of `schema` once, on a copy. Never throws. */
+export function prepareSchema(schema: JsonValue, options: Pick<SchemaGuardrailOptions, 'draft' | 'remotes'> = {}): PreparedSchema {
   try {
     if (typeof schema !== 'boolean' && (schema === null || typeof schema !== 'object' || Array.isArray(schema))) {
       return unusable('the schema is neither an object nor a boolean');
@@ -75,20 +76,50 @@ export function validateAgainstSchema(
       }
     }
     dereference(root as Schema, lookup);
+    return { ok: true, root, draft, lookup };
+  } catch {
+    return unusable('the schema could not be prepared');
+  }
+}
+
+/** Validates `value` against a prepared schema, naming every failing keyword. Never throws. */
+export function validatePrepared(prepared: PreparedSchema, value: JsonValue): SchemaValidation {
+  if (!prepared.ok) return prepared;
+  try {
     // Not short-circuiting: one message names every failing keyword.
-    const result = interpret(value, root as Schema, draft, lookup, false);
+    const result = interpret(value, prepared.root as Schema, prepared.draft, prepared.lookup, false);
     if (result.valid) return { ok: true };
     return { ok: false, code: 'SCHEMA.INVALID_ARGUMENTS', failures: failuresOf(result.errors) };
   } catch (error) {
-    // Unresolvable $ref, an invalid pattern, a duplicate $id: the schema cannot be used.
+    // An unresolvable $ref or an invalid pattern shows only when it is reached.
     return unusable(error instanceof Error && error.message.startsWith('Unresolved $ref') ? 'the schema has an unresolvable $ref' : 'the schema could not be evaluated');
   }
+}
+
+/** Validates `value` against `schema` (the draft from `$schema`, else `options.draft`). Never throws. */
+export function validateAgainstSchema(
+  schema: JsonValue,
+  value: JsonValue,
+  options: Pick<SchemaGuardrailOptions, 'draft' | 'remotes'> = {},
+): SchemaValidation {
+  return validatePrepared(prepareSchema(schema, options), value);
 }
 
 /** The `tool-args` guardrail: `deny` with every failing keyword and pointer, `allow` otherwise. */
 export function createSchemaGuardrail(options: SchemaGuardrailOptions = {}): Guardrail {
   const draft = options.draft ?? '2020-12';
   if (!SCHEMA_DRAFTS.includes(draft)) throw new RangeError(`unsupported JSON Schema draft "${String(draft)}"`);
+  // Tool schemas are fixed for a tool's life: prepared once per schema object. A schema
+  // mutated after its first use is not seen again; give the tool a new schema object instead.
+  const prepared = new WeakMap<object, PreparedSchema>();
+  const prepare = (schema: Readonly<Record<string, JsonValue>>): PreparedSchema => {
+    let found = prepared.get(schema);
+    if (found === undefined) {
+      found = prepareSchema(schema, { draft, remotes: options.remotes });
+      prepared.set(schema, found);
+    }
+    return found;
+  };
   return {
     name: options.name ?? 'schema',
     placements: ['tool-args'],
@@ -102,8 +133,7 @@ export function createSchemaGuardrail(options: SchemaGuardrailOptions = {}): Gua
           ? { action: 'allow', outcome: 'complete', detections: [] }
           : partialDeny('the tool has no input schema to validate its arguments against');
       }
-      const validation = validateAgainstSchema(schema, input.value, { draft, remotes: options.remotes });
-      return verdictOf(validation);
+      return verdictOf(validatePrepared(prepare(schema), input.value));
     },
   };
 }
@@ -177,7 +207,7 @@ function jsonPointerOf(instanceLocation: string): string {
   return decodeURIComponent(instanceLocation.replace(/^#/, ''));
 }
 
-function unusable(reason: string): SchemaValidation {
+function unusable(reason: string): { readonly ok: false; readonly code: 'SCHEMA.UNUSABLE'; readonly reason: string } {
   return { ok: false, code: 'SCHEMA.UNUSABLE', reason };
 }
 
