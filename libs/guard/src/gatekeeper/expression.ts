@@ -355,8 +355,10 @@ function read(value: unknown, segment: string | number): unknown {
     return typeof segment === 'number' && segment >= 0 && segment < value.length ? value[segment] : undefined;
   }
   if (typeof value !== 'object' || value === null || typeof segment !== 'string') return undefined;
-  if (FORBIDDEN_SEGMENTS.has(segment) || !Object.hasOwn(value, segment)) return undefined;
-  return (value as Record<string, unknown>)[segment];
+  if (FORBIDDEN_SEGMENTS.has(segment)) return undefined;
+  // A data property only: a getter (never JSON) is not run, so evaluation cannot throw.
+  const descriptor = Object.getOwnPropertyDescriptor(value, segment);
+  return descriptor !== undefined && 'value' in descriptor ? (descriptor.value as unknown) : undefined;
 }
 
 function isPlainData(value: unknown): value is JsonValue {
@@ -436,13 +438,22 @@ function arithmetic(op: '+' | '-' | '*' | '/' | '%', left: unknown, right: unkno
  * and overflow yield `undefined`.
  */
 export function evaluateExpression(expr: Expr, scope: ExpressionScope): JsonValue | undefined {
+  try {
+    return evaluateNode(expr, scope);
+  } catch {
+    // Only a host object that is not JSON (a throwing getter or proxy deep in a value) gets here.
+    return undefined;
+  }
+}
+
+function evaluateNode(expr: Expr, scope: ExpressionScope): JsonValue | undefined {
   switch (expr.kind) {
     case 'literal':
       return expr.value;
     case 'array': {
       const items: JsonValue[] = [];
       for (const item of expr.items) {
-        const v = evaluateExpression(item, scope);
+        const v = evaluateNode(item, scope);
         if (v === undefined) return undefined;
         items.push(v);
       }
@@ -457,18 +468,18 @@ export function evaluateExpression(expr: Expr, scope: ExpressionScope): JsonValu
       return isPlainData(value) ? value : undefined;
     }
     case 'not':
-      return evaluateExpression(expr.operand, scope) !== true;
+      return evaluateNode(expr.operand, scope) !== true;
     case 'neg': {
-      const v = evaluateExpression(expr.operand, scope);
+      const v = evaluateNode(expr.operand, scope);
       return typeof v === 'number' ? -v : undefined;
     }
     case 'and':
-      return evaluateExpression(expr.left, scope) === true && evaluateExpression(expr.right, scope) === true;
+      return evaluateNode(expr.left, scope) === true && evaluateNode(expr.right, scope) === true;
     case 'or':
-      return evaluateExpression(expr.left, scope) === true || evaluateExpression(expr.right, scope) === true;
+      return evaluateNode(expr.left, scope) === true || evaluateNode(expr.right, scope) === true;
     case 'binary': {
-      const left = evaluateExpression(expr.left, scope);
-      const right = evaluateExpression(expr.right, scope);
+      const left = evaluateNode(expr.left, scope);
+      const right = evaluateNode(expr.right, scope);
       if (expr.op === '+' || expr.op === '-' || expr.op === '*' || expr.op === '/' || expr.op === '%') return arithmetic(expr.op, left, right);
       return compare(expr.op, left, right);
     }

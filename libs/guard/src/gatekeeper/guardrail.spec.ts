@@ -1,0 +1,81 @@
+import { describe, expect, it } from '@jest/globals';
+import { type JsonValue } from '@gatehouse/contracts';
+import { type GuardrailInput } from '../guardrails/types.js';
+import { createGatekeeper, gatekeeperGuardrail, type GatekeeperMode } from './index.js';
+
+const bundle = {
+  policySetId: 'tools',
+  policies: [
+    {
+      id: 'mail',
+      version: '1',
+      priority: 10,
+      match: { tools: ['mail.*'], environments: ['prod'] },
+      rules: {
+        denyWhen: 'input.to endsWith "@competitor.example"',
+        requireApprovalWhen: 'input.recipients > 50',
+        rewrite: { when: 'input.cc != null', remove: ['cc'] },
+        allowWhen: 'identity.actor.role == "support"',
+      },
+    },
+  ],
+};
+
+function input(value: JsonValue, role = 'support'): GuardrailInput {
+  return {
+    placement: 'tool-args',
+    value,
+    tool: { id: 'mail.send' },
+    context: { agentId: 'agent-1', tenant: 't1', actor: { id: 'u1', role } },
+    signal: new AbortController().signal,
+  };
+}
+
+function guardrail(mode: GatekeeperMode = 'enforce') {
+  return gatekeeperGuardrail(createGatekeeper({ bundle, revision: 4, mode, validateInput: () => true }), { environment: 'prod' });
+}
+
+describe('gatekeeperGuardrail', () => {
+  it('declares the tool-args placement only', () => {
+    expect(guardrail().placements).toEqual(['tool-args']);
+    expect(guardrail().name).toBe('gatekeeper');
+  });
+
+  it.each([
+    [{ to: 'a@competitor.example' }, 'deny'],
+    [{ to: 'a@b.example', recipients: 80 }, 'approve'],
+    [{ to: 'a@b.example' }, 'allow'],
+  ] as const)('maps %j to %s, carrying the bundle version', async (value, action) => {
+    const verdict = await guardrail().check(input(value));
+    expect(verdict).toMatchObject({ action, outcome: 'complete', gatekeeper: { bundle: { policySetId: 'tools', revision: 4 } } });
+    expect(verdict.detections).toContain('gatekeeper.bundle:tools@4');
+    expect(verdict).not.toHaveProperty('payload');
+  });
+
+  it('maps a rewrite to rewrite with the rewritten payload', async () => {
+    const verdict = await guardrail().check(input({ to: 'a@b.example', cc: 'x@y.example' }));
+    expect(verdict).toMatchObject({ action: 'rewrite', payload: { to: 'a@b.example' } });
+  });
+
+  it('observes in audit mode, naming what enforce would have done', async () => {
+    const verdict = await guardrail('audit').check(input({ to: 'a@competitor.example' }));
+    expect(verdict).toMatchObject({ action: 'observe', gatekeeper: { effect: 'allow', wouldHave: 'deny', mode: 'audit', policyId: 'mail' } });
+    expect(verdict.detections).toEqual(expect.arrayContaining(['gatekeeper.deny', 'gatekeeper.policy:mail', 'gatekeeper.bundle:tools@4']));
+  });
+
+  it('reads identity from the trusted context, not from the arguments', async () => {
+    const verdict = await guardrail().check(input({ to: 'a@b.example', actor: { role: 'support' }, identity: { actor: { role: 'support' } } }, 'viewer'));
+    expect(verdict.action).toBe('deny');
+  });
+
+  it('never puts argument content in reasons or detections', async () => {
+    const secret = 'victim@competitor.example';
+    const verdict = await guardrail().check(input({ to: secret }));
+    expect(JSON.stringify({ reason: verdict.reason, detections: verdict.detections })).not.toContain('victim');
+  });
+
+  it('denies (partial) a value without a tool call', async () => {
+    const verdict = await guardrail().check({ ...input({}), tool: undefined });
+    expect(verdict).toMatchObject({ action: 'deny', outcome: 'partial' });
+  });
+});
