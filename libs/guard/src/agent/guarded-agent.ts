@@ -3,6 +3,9 @@ import { Mastra } from '@mastra/core/mastra';
 import { type InputProcessor, type OutputProcessor, type Processor } from '@mastra/core/processors';
 import { type ChunkType } from '@mastra/core/stream';
 import { type AuditLogger } from '../audit/audit-logger.js';
+import { GUARDRAIL_PROCESSOR_ID, GuardrailProcessor, hasPlacement, judgeAnswer, startGuardrailRun, wrapToolsWithGuardrails } from '../guardrails/agent-guardrails.js';
+import { validateGuardrails } from '../guardrails/run-guardrails.js';
+import { type Guardrail } from '../guardrails/types.js';
 import { PolicyEngine } from '../policy-engine/policy-engine.js';
 import { type PolicyEvaluator } from '../policy-engine/types.js';
 import { type PrincipalKind } from '../rbac/actor.js';
@@ -35,6 +38,12 @@ export interface GuardedAgentConfig {
   readonly allowedInputAssetOrigins?: readonly string[];
   /** Deadline of one policy evaluation, ms (default 5000). */
   readonly evaluationTimeoutMs?: number;
+  /**
+   * Guardrails at every placement of the loop: `pre-prompt` (input text), `post-model` (the answer),
+   * `tool-args` and `tool-result` (each tool's execute is wrapped), `egress` (connectors' requests).
+   * In order; the first verdict that is not allow decides. `post-model` is judged on `generate()` only.
+   */
+  readonly guardrails?: readonly Guardrail[];
 }
 
 /** Why a guarded call stopped: a stable code and a static reason, never the inspected content. */
@@ -44,8 +53,14 @@ export interface GuardedTripwire {
   readonly processorId: string | undefined;
 }
 
+/** Why the loop ended: it finished, a gate stopped it (`tripwire`), or a guardrail halted it. */
+export type GuardedStopReason = 'finished' | 'tripwire' | 'guardrail';
+
 /** The narrow result of `generate()`: no messages or steps that could still hold blocked text. */
 export interface GuardedGenerateResult {
+  readonly stopReason: GuardedStopReason;
+  /** The guardrail that halted the loop, when `stopReason` is `guardrail`. */
+  readonly haltedBy?: string;
   /** Empty whenever `tripwire` is set. */
   readonly text: string;
   readonly finishReason: string | undefined;
@@ -74,7 +89,7 @@ export interface GuardedAgent {
 const CONFIG_FIELDS = new Set<keyof GuardedAgentConfig>([
   'id', 'name', 'description', 'instructions', 'model', 'tools', 'memory',
   'allowedRoles', 'allowedPrincipalKinds', 'policies', 'audit', 'inputProcessors', 'outputProcessors',
-  'maxSteps', 'toolChoice', 'allowedInputAssetOrigins', 'evaluationTimeoutMs',
+  'maxSteps', 'toolChoice', 'allowedInputAssetOrigins', 'evaluationTimeoutMs', 'guardrails',
 ]);
 
 const PROCESSOR_HOOKS = ['processInput', 'processInputStep', 'processOutputStream', 'processOutputResult', 'processOutputStep', 'processToolResult', 'processLLMRequest', 'processLLMResponse', 'processAPIError'] as const;
@@ -152,6 +167,14 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
   const assets = new InputAssetGuard(normalizeAssetOrigins(config.allowedInputAssetOrigins, 'createGuardedAgent'), config.audit, resource);
   const inputProcessors = validateProcessors(config.inputProcessors, 'input');
   const outputProcessors = validateProcessors(config.outputProcessors, 'output');
+  const guardrails = config.guardrails === undefined ? [] : validateGuardrails(config.guardrails, 'createGuardedAgent');
+  const guarding = guardrails.length > 0;
+  const guardrailOptions = { agentId: config.id, guardrails, audit: config.audit, ...(config.evaluationTimeoutMs === undefined ? {} : { timeoutMs: config.evaluationTimeoutMs }) };
+  if (guarding && config.tools !== undefined && (config.tools === null || typeof config.tools !== 'object')) {
+    throw new TypeError('createGuardedAgent: with guardrails, tools must be a record of tools (dynamic tools cannot be wrapped)');
+  }
+  const tools = guarding && config.tools !== undefined ? wrapToolsWithGuardrails(config.tools as Record<string, unknown>, guardrailOptions) : config.tools;
+  const guardrailProcessors = guarding ? [new GuardrailProcessor(guardrailOptions)] : [];
 
   const agent = new Agent({
     id: config.id,
@@ -159,17 +182,17 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     ...(config.description === undefined ? {} : { description: config.description }),
     instructions: config.instructions,
     model: config.model,
-    ...(config.tools === undefined ? {} : { tools: config.tools }),
+    ...(tools === undefined ? {} : { tools: tools as AgentConfig['tools'] }),
     ...(config.memory === undefined ? {} : { memory: config.memory }),
-    inputProcessors: [rbac, ...inputProcessors, assets, engine] as InputProcessor[],
+    inputProcessors: [rbac, ...inputProcessors, assets, engine, ...guardrailProcessors] as InputProcessor[],
     outputProcessors: [...outputProcessors, engine] as OutputProcessor[],
   });
   // Registered with a silent logger: Mastra prints aborts to the console otherwise, and the
   // audit trail, not stderr, is where decisions belong.
   new Mastra({ agents: { [config.id]: agent }, logger: false });
 
-  const callOptions = (options: GuardedCallOptions) => ({
-    requestContext: options.requestContext,
+  const callOptions = (options: GuardedCallOptions, requestContext: GuardedCallOptions['requestContext']) => ({
+    requestContext,
     maxSteps,
     toolChoice,
     ...(options.runId === undefined ? {} : { runId: options.runId }),
@@ -183,26 +206,53 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     async generate(messages, options) {
       const valid = validateCallOptions(options, 'generate');
       assertNoSystemMessages(messages, 'generate');
-      const result = await agent.generate(messages, callOptions(valid) as never);
-      const tripwire = tripwireOf((result as { tripwire?: unknown }).tripwire);
+      const started = guarding ? startGuardrailRun(guardrailOptions, valid.requestContext, valid.abortSignal) : undefined;
+      const requestContext = started?.requestContext ?? valid.requestContext;
+      const result = await agent.generate(messages, callOptions(valid, requestContext) as never);
+      const runId = (result as { runId?: string }).runId ?? valid.runId;
+      let tripwire = tripwireOf((result as { tripwire?: unknown }).tripwire);
+      let text = tripwire ? '' : result.text;
+      if (!tripwire && !started?.run.halted && guarding && hasPlacement(guardrails, 'post-model')) {
+        const judged = await judgeAnswer(guardrailOptions, text, requestContext, valid.abortSignal);
+        if (judged.kind === 'pass') text = judged.text;
+        else if (judged.kind === 'halted') started!.run.halted = { by: judged.by, reason: judged.reason };
+        else tripwire = Object.freeze({ reason: judged.reason, code: judged.code, processorId: GUARDRAIL_PROCESSOR_ID });
+      }
+      const halted = started?.run.halted;
+      if (halted) {
+        return Object.freeze({
+          stopReason: 'guardrail' as const,
+          haltedBy: halted.by,
+          text: '',
+          finishReason: 'tripwire',
+          tripwire: Object.freeze({ reason: halted.reason, code: 'GUARDRAIL.HALTED', processorId: GUARDRAIL_PROCESSOR_ID }),
+          runId,
+        });
+      }
       return Object.freeze({
-        text: tripwire ? '' : result.text,
+        stopReason: tripwire ? ('tripwire' as const) : ('finished' as const),
+        text: tripwire ? '' : text,
         finishReason: tripwire ? 'tripwire' : (result.finishReason as string | undefined),
         tripwire,
-        runId: (result as { runId?: string }).runId ?? valid.runId,
+        runId,
       });
     },
     async stream(messages, options) {
       const valid = validateCallOptions(options, 'stream');
       assertNoSystemMessages(messages, 'stream');
-      const output = await agent.stream(messages, callOptions(valid) as never);
+      const started = guarding ? startGuardrailRun(guardrailOptions, valid.requestContext, valid.abortSignal) : undefined;
+      const output = await agent.stream(messages, callOptions(valid, started?.requestContext ?? valid.requestContext) as never);
       return Object.freeze({
         fullStream: output.fullStream as ReadableStream<ChunkType>,
         textStream: output.textStream,
         async result(): Promise<GuardedGenerateResult> {
           const [text, finishReason] = await Promise.all([output.text, output.finishReason]);
           const tripwire = tripwireOf(output.tripwire);
-          return Object.freeze({ text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : finishReason, tripwire, runId: output.runId ?? valid.runId });
+          const halted = started?.run.halted;
+          if (halted) {
+            return Object.freeze({ stopReason: 'guardrail' as const, haltedBy: halted.by, text: '', finishReason: 'tripwire', tripwire: Object.freeze({ reason: halted.reason, code: 'GUARDRAIL.HALTED', processorId: GUARDRAIL_PROCESSOR_ID }), runId: output.runId ?? valid.runId });
+          }
+          return Object.freeze({ stopReason: tripwire ? ('tripwire' as const) : ('finished' as const), text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : finishReason, tripwire, runId: output.runId ?? valid.runId });
         },
       });
     },

@@ -15,6 +15,7 @@ import { recordGateDecision } from '../internal/gate-audit.js';
 import { type Actor, actorFromRequestContext } from '../rbac/actor.js';
 import { ISOLATION_SCOPE_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, WORKFLOW_SCOPE_CONTEXT_KEY } from './context-keys.js';
 import { egressFetch, type EgressGuardedFetch } from './egress/index.js';
+import { egressHookOf, hookedEgressFetch } from './egress/egress-hooks.js';
 import { ConnectorPolicyError, ConnectorValidationError, type ConnectorErrorCategory } from './errors.js';
 import { type ResolvedManifest, resolveManifest } from './manifest.js';
 import { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
@@ -328,6 +329,11 @@ export function connectorManifest(tool: unknown): PermissionManifest | undefined
   return tool !== null && typeof tool === 'object' ? registry.get(tool)?.resolved.manifest : undefined;
 }
 
+/** True for a connector built with an approvals gateway (a guardrail's `approve` can park a call on it). */
+export function connectorHasApprovalGateway(tool: unknown): boolean {
+  return tool !== null && typeof tool === 'object' && registry.get(tool)?.approvals !== undefined;
+}
+
 /** How a connector's egress is enforced, as its audit events record it. */
 export function connectorEgressPosture(tool: unknown): 'enforced' | 'declaration-only' | undefined {
   const manifest = connectorManifest(tool);
@@ -465,7 +471,8 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     if (!required.every((p) => held.has(p))) await deny('CONNECTOR.PERMISSION_MISSING', { missing: required.filter((p) => !held.has(p)).length });
   }
 
-  const runtime: ConnectorRuntime = Object.freeze({ fetch: c.fetch, signal: call.abortSignal, toolCallId: call.toolCallId, requestContext: rc });
+  const egressHook = egressHookOf(rc);
+  const runtime: ConnectorRuntime = Object.freeze({ fetch: egressHook ? hookedEgressFetch(c.fetch, egressHook, c.id) : c.fetch, signal: call.abortSignal, toolCallId: call.toolCallId, requestContext: rc });
   const executeContext: ConnectorExecuteContext = Object.freeze({ requestContext: rc, toolCallId: call.toolCallId, abortSignal: call.abortSignal });
 
   // 4. Dry run: a simulation needs no grant and touches no store.

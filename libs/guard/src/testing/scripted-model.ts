@@ -6,8 +6,15 @@ const usage = {
   outputTokens: { total: 1, text: 1, reasoning: 0 },
 };
 
-/** One model turn: text, or a tool call the model makes. */
-export type ScriptedStep = { readonly text: string } | { readonly toolCall: { readonly toolName: string; readonly toolCallId: string; readonly args: unknown } };
+/** A tool call the model makes. */
+export interface ScriptedToolCall {
+  readonly toolName: string;
+  readonly toolCallId: string;
+  readonly args: unknown;
+}
+
+/** One model turn: text, a tool call, or several tool calls in the same turn. */
+export type ScriptedStep = { readonly text: string } | { readonly toolCall: ScriptedToolCall } | { readonly toolCalls: readonly ScriptedToolCall[] };
 
 export interface ScriptedModelOptions {
   /** Text `generate()` answers with. */
@@ -45,10 +52,10 @@ export function scriptedModel(options: ScriptedModelOptions = {}): ScriptedModel
       prompts.push(JSON.stringify(prompt));
       const steps = options.steps;
       const step = steps && steps.length > 0 ? (steps[Math.min(prompts.length - 1, steps.length - 1)] as ScriptedStep) : { text: options.text ?? 'ok' };
-      if ('toolCall' in step) {
-        const { toolName, toolCallId, args } = step.toolCall;
+      if ('toolCall' in step || 'toolCalls' in step) {
+        const calls = 'toolCall' in step ? [step.toolCall] : step.toolCalls;
         return {
-          content: [{ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(args) }],
+          content: calls.map(({ toolName, toolCallId, args }) => ({ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(args) })),
           finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
           usage,
           warnings: [],

@@ -12,7 +12,8 @@ export type EgressDenialCode =
   | 'CONNECTOR.EGRESS_PRIVATE_ADDRESS'
   | 'CONNECTOR.EGRESS_TOO_MANY_REDIRECTS'
   | 'CONNECTOR.EGRESS_BODY_NOT_REPLAYABLE'
-  | 'CONNECTOR.EGRESS_INVALID_URL';
+  | 'CONNECTOR.EGRESS_INVALID_URL'
+  | 'CONNECTOR.EGRESS_GUARDRAIL_DENIED';
 
 // Static on purpose: a URL's path, query and headers are tool input and may carry secrets.
 const MESSAGES: Record<EgressDenialCode, string> = {
@@ -21,6 +22,7 @@ const MESSAGES: Record<EgressDenialCode, string> = {
   'CONNECTOR.EGRESS_TOO_MANY_REDIRECTS': 'egress refused: too many redirects',
   'CONNECTOR.EGRESS_BODY_NOT_REPLAYABLE': 'egress refused: a one-shot request body cannot be replayed on a redirect',
   'CONNECTOR.EGRESS_INVALID_URL': 'egress refused: the target must be an absolute http(s) URL without credentials',
+  'CONNECTOR.EGRESS_GUARDRAIL_DENIED': 'egress refused by a guardrail',
 };
 
 /** A request or redirect hop refused by the egress guard. Details name the host, never the path, query or headers. */

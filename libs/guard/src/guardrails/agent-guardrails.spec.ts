@@ -1,0 +1,224 @@
+import { describe, expect, it } from '@jest/globals';
+import { RequestContext } from '@mastra/core/request-context';
+import { createTool } from '@mastra/core/tools';
+import { z } from 'zod';
+import { createGuardedAgent, type GuardedAgentConfig } from '../agent/guarded-agent.js';
+import { createInMemoryApprovalGateway } from '../approvals/in-memory-approval-gateway.js';
+import { AuditLogger } from '../audit/audit-logger.js';
+import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
+import { createConnector } from '../connector-sdk/connector.js';
+import { CONNECTOR_EXECUTION_CONTEXT_KEY } from '../connector-sdk/context-keys.js';
+import { scriptedModel, type ScriptedStep } from '../testing/scripted-model.js';
+import { createPiiGuardrail } from './pii-guardrail.js';
+import { type Guardrail, type GuardrailAction, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
+
+function context(): RequestContext {
+  const rc = new RequestContext();
+  rc.set(ACTOR_CONTEXT_KEY, { id: 'user-1', role: 'operator' });
+  rc.set(AGENT_AUDIT_CONTEXT_KEY, { tenant: 'acme', agentId: 'refund-bot', runId: 'run-1', entryPath: 'test' });
+  rc.set(CONNECTOR_EXECUTION_CONTEXT_KEY, { workflowId: 'wf-1', runId: 'run-1' });
+  return rc;
+}
+
+/** A guardrail that answers `action` at `placement` when `when(value)` holds, else allows. */
+function rule(name: string, placement: GuardrailPlacement, action: GuardrailAction, when: (value: unknown) => boolean = () => true, extra: Partial<GuardrailVerdict> = {}): Guardrail {
+  return {
+    name,
+    placements: [placement],
+    check: ({ value }) => (when(value) ? { action, outcome: 'complete', detections: [`${name}.hit`], reason: `refused by ${name}`, ...extra } : { action: 'allow', outcome: 'complete', detections: [] }),
+  };
+}
+
+function refundTool(executed: unknown[]) {
+  return createTool({
+    id: 'issue-refund',
+    description: 'Refund an order',
+    inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+    execute: async (input) => {
+      executed.push(input);
+      return { refunded: input.amount, note: 'sent to jane@example.com' };
+    },
+  });
+}
+
+function agentWith(steps: ScriptedStep[], guardrails: Guardrail[], extra: Partial<GuardedAgentConfig> = {}) {
+  const audit = new AuditLogger();
+  const executed: unknown[] = [];
+  const model = scriptedModel({ steps });
+  const agent = createGuardedAgent({
+    id: 'refund-bot',
+    name: 'Refund bot',
+    instructions: 'Refund orders.',
+    model: model as never,
+    allowedRoles: ['operator'],
+    tools: { 'issue-refund': refundTool(executed) },
+    guardrails,
+    audit,
+    maxSteps: 4,
+    ...extra,
+  });
+  return { agent, audit, executed, model };
+}
+
+/** The tool results a model received in one prompt. */
+function toolResults(prompt: string): { toolCallId: string; value: unknown }[] {
+  const messages = JSON.parse(prompt) as { role: string; content: { type: string; toolCallId?: string; output?: { value?: unknown } }[] | string }[];
+  return messages
+    .filter((m) => m.role === 'tool' && Array.isArray(m.content))
+    .flatMap((m) => (m.content as { type: string; toolCallId?: string; output?: { value?: unknown } }[]).filter((p) => p.type === 'tool-result'))
+    .map((p) => ({ toolCallId: String(p.toolCallId), value: p.output?.value }));
+}
+
+const refundCall = (amount: number, id = 'call-1'): ScriptedStep => ({ toolCall: { toolName: 'issue-refund', toolCallId: id, args: { orderId: 'o-1', amount } } });
+const over100 = (v: unknown) => (v as { amount?: number }).amount! > 100;
+
+describe('guardrails in the agent loop: tool-args', () => {
+  it('returns a denied call to the real model as that tool\'s result, so its next turn sees the refusal', async () => {
+    const { agent, audit, executed, model } = agentWith([refundCall(500), refundCall(50, 'call-2'), { text: 'Refunded 50.' }], [rule('refund-limit', 'tool-args', 'deny', over100)]);
+    const result = await agent.generate('refund order o-1', { requestContext: context() });
+    expect(result).toMatchObject({ text: 'Refunded 50.', stopReason: 'finished' });
+    // The model's second turn received the refusal as the tool result of call-1.
+    expect(toolResults(model.prompts[1] as string)).toEqual([
+      { toolCallId: 'call-1', value: { valid: false, tool: 'issue-refund', error: 'tool call "issue-refund" refused: refused by refund-limit' } },
+    ]);
+    expect(executed).toEqual([{ orderId: 'o-1', amount: 50 }]);
+    const decisions = audit.events().filter((e) => e.boundary === 'guardrail');
+    expect(decisions.map((e) => `${e.decision}:${e.code}`)).toEqual(['denied:GUARDRAIL.DENIED', 'allowed:GUARDRAIL.ALLOWED']);
+    expect(decisions[0]).toMatchObject({ action: 'guardrail.tool-args', policy: { name: 'refund-limit', phase: 'tool-args' }, detections: ['refund-limit.hit'], detail: { placement: 'tool-args', guardrail: 'refund-limit', tool: 'issue-refund', toolCallId: 'call-1' }, context: { tenant: 'acme', runId: 'run-1' } });
+  });
+
+  it('runs the tool with the masked arguments; the original never reaches it', async () => {
+    const masker = rule('mask-amount', 'tool-args', 'mask', () => true, { payload: { orderId: 'o-1', amount: 1 } });
+    const { agent, executed, audit } = agentWith([refundCall(500), { text: 'done' }], [masker]);
+    await agent.generate('go', { requestContext: context() });
+    expect(executed).toEqual([{ orderId: 'o-1', amount: 1 }]);
+    expect(audit.events().find((e) => e.boundary === 'guardrail')).toMatchObject({ decision: 'masked', code: 'GUARDRAIL.MASKED' });
+  });
+
+  it('records an observe verdict and changes nothing', async () => {
+    const { agent, executed, audit } = agentWith([refundCall(500), { text: 'done' }], [rule('watch', 'tool-args', 'observe')]);
+    await agent.generate('go', { requestContext: context() });
+    expect(executed).toEqual([{ orderId: 'o-1', amount: 500 }]);
+    expect(audit.events().find((e) => e.boundary === 'guardrail')).toMatchObject({ decision: 'observed', code: 'GUARDRAIL.OBSERVED' });
+  });
+
+  it('turns a throwing guardrail into a refusal (deny/partial), never an execution', async () => {
+    const boom: Guardrail = { name: 'boom', placements: ['tool-args'], check: () => { throw new Error('crashed on o-1'); } };
+    const { agent, executed, audit, model } = agentWith([refundCall(5), { text: 'done' }], [boom]);
+    await agent.generate('go', { requestContext: context() });
+    expect(executed).toEqual([]);
+    expect(model.prompts[1]).toContain('guardrail check failed');
+    expect(audit.events().find((e) => e.boundary === 'guardrail')).toMatchObject({ decision: 'error', code: 'GUARDRAIL.FAULT', detail: { fault: 'threw' } });
+    expect(JSON.stringify(audit.events())).not.toContain('crashed');
+  });
+
+  it('refuses an approve on a tool without an approvals gateway (fail closed)', async () => {
+    const { agent, executed, model } = agentWith([refundCall(5), { text: 'done' }], [rule('needs-person', 'tool-args', 'approve')]);
+    await agent.generate('go', { requestContext: context() });
+    expect(executed).toEqual([]);
+    expect(model.prompts[1]).toContain('no approvals gateway');
+  });
+
+  it('parks an approve on the connector\'s approvals gateway and runs after a reviewer approves', async () => {
+    const gateway = createInMemoryApprovalGateway();
+    const executed: unknown[] = [];
+    const connectorAudit = new AuditLogger();
+    const refund = createConnector<{ orderId: string; amount: number }, unknown>({
+      id: 'issue-refund',
+      description: 'Refund an order',
+      inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+      permissions: { sideEffect: 'write', requiresApproval: true },
+      execute: async (i) => { executed.push(i); return { refunded: i.amount }; },
+      audit: connectorAudit,
+      approvals: { gateway, waitMs: 5_000 },
+    });
+    const { agent, model } = agentWith([refundCall(5), { text: 'done' }], [rule('needs-person', 'tool-args', 'approve')], { tools: { 'issue-refund': refund } });
+    const run = agent.generate('go', { requestContext: context() });
+    const request = await gateway.waitForRequest();
+    expect(executed).toEqual([]);
+    gateway.decide(request.payload.approvalId, { verdict: 'approve' });
+    expect((await run).text).toBe('done');
+    expect(executed).toEqual([{ orderId: 'o-1', amount: 5 }]);
+    expect(model.prompts[1]).toContain('refunded');
+  });
+});
+
+describe('guardrails in the agent loop: halt', () => {
+  it('ends the loop with stopReason guardrail and haltedBy, keeping sibling calls that already ran on the record', async () => {
+    const steps: ScriptedStep[] = [{ toolCalls: [{ toolName: 'issue-refund', toolCallId: 'call-a', args: { orderId: 'o-1', amount: 5 } }, { toolName: 'issue-refund', toolCallId: 'call-b', args: { orderId: 'o-2', amount: 9_999 } }] }, { text: 'should never be asked' }];
+    const { agent, executed, audit, model } = agentWith(steps, [rule('fraud-stop', 'tool-args', 'halt', over100)]);
+    const result = await agent.generate('go', { requestContext: context() });
+    expect(result).toMatchObject({ stopReason: 'guardrail', haltedBy: 'fraud-stop', text: '', tripwire: { code: 'GUARDRAIL.HALTED' } });
+    expect(model.prompts).toHaveLength(1);
+    expect(executed).toEqual([{ orderId: 'o-1', amount: 5 }]);
+    const decisions = audit.events().filter((e) => e.boundary === 'guardrail').map((e) => `${String(e.detail?.['toolCallId'])}:${e.code}`);
+    expect(decisions.sort()).toEqual(['call-a:GUARDRAIL.ALLOWED', 'call-b:GUARDRAIL.HALTED']);
+  });
+});
+
+describe('guardrails in the agent loop: tool-result, pre-prompt, post-model', () => {
+  it('masks a tool result before the model sees it', async () => {
+    const { agent, model } = agentWith([refundCall(5), { text: 'done' }], [createPiiGuardrail({ placements: ['tool-result'] })]);
+    await agent.generate('go', { requestContext: context() });
+    expect(model.prompts[1]).toContain('[EMAIL]');
+    expect(model.prompts[1]).not.toContain('jane@example.com');
+  });
+
+  it('replaces a denied tool result with a refusal', async () => {
+    const { agent, model, executed } = agentWith([refundCall(5), { text: 'done' }], [rule('no-results', 'tool-result', 'deny')]);
+    await agent.generate('go', { requestContext: context() });
+    expect(executed).toHaveLength(1);
+    expect(model.prompts[1]).toContain('refused by no-results');
+    expect(model.prompts[1]).not.toContain('jane@example.com');
+  });
+
+  it('masks the prompt before the model sees it', async () => {
+    const { agent, model, audit } = agentWith([{ text: 'ok' }], [createPiiGuardrail({ placements: ['pre-prompt'] })]);
+    await agent.generate('refund the order of jane@example.com', { requestContext: context() });
+    expect(model.prompts[0]).toContain('refund the order of [EMAIL]');
+    expect(model.prompts[0]).not.toContain('jane@example.com');
+    expect(JSON.stringify(audit.events())).not.toContain('jane@example.com');
+  });
+
+  it('refuses a denied prompt before the model runs', async () => {
+    const { agent, model } = agentWith([{ text: 'ok' }], [rule('no-prompts', 'pre-prompt', 'deny')]);
+    const result = await agent.generate('hello', { requestContext: context() });
+    expect(model.prompts).toHaveLength(0);
+    expect(result).toMatchObject({ text: '', stopReason: 'tripwire', tripwire: { code: 'GUARDRAIL.DENIED', reason: 'refused by no-prompts' } });
+  });
+
+  it('halts on a prompt', async () => {
+    const { agent, model } = agentWith([{ text: 'ok' }], [rule('stop-all', 'pre-prompt', 'halt')]);
+    const result = await agent.generate('hello', { requestContext: context() });
+    expect(model.prompts).toHaveLength(0);
+    expect(result).toMatchObject({ stopReason: 'guardrail', haltedBy: 'stop-all' });
+  });
+
+  it('masks the answer, and refuses a denied one', async () => {
+    const masked = agentWith([{ text: 'write to jane@example.com' }], [createPiiGuardrail({ placements: ['post-model'] })]);
+    expect(await masked.agent.generate('hi', { requestContext: context() })).toMatchObject({ text: 'write to [EMAIL]', stopReason: 'finished' });
+    const denied = agentWith([{ text: 'the answer' }], [rule('no-answers', 'post-model', 'deny')]);
+    expect(await denied.agent.generate('hi', { requestContext: context() })).toMatchObject({ text: '', stopReason: 'tripwire', tripwire: { code: 'GUARDRAIL.DENIED' } });
+  });
+});
+
+describe('guardrails in the agent loop: egress', () => {
+  it('lets a guardrail see method, host and path of a connector request and refuse it', async () => {
+    const seen: unknown[] = [];
+    const egress: Guardrail = { name: 'egress-policy', placements: ['egress'], check: ({ value }) => { seen.push(value); return { action: 'deny', outcome: 'complete', detections: ['egress.blocked'] }; } };
+    let sent = false;
+    const notify = createConnector<{ to: string }, unknown>({
+      id: 'notify',
+      description: 'Notify',
+      inputSchema: z.object({ to: z.string() }),
+      permissions: { sideEffect: 'read', egress: ['api.example.com'] },
+      policies: { fetch: async () => { sent = true; return new Response('{}'); } },
+      execute: async (_i, _ctx, runtime) => runtime.fetch('https://api.example.com/v1/notify?token=abc', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ to: 'ops' }) }),
+    });
+    const { agent, model } = agentWith([{ toolCall: { toolName: 'notify', toolCallId: 'n-1', args: { to: 'ops' } } }, { text: 'done' }], [egress], { tools: { notify } });
+    await agent.generate('go', { requestContext: context() });
+    expect(sent).toBe(false);
+    expect(seen).toEqual([{ method: 'POST', host: 'api.example.com', path: '/v1/notify', body: { to: 'ops' } }]);
+    expect(model.prompts[1]).toContain('n-1');
+  });
+});

@@ -1,0 +1,307 @@
+import { type JsonValue } from '@gatehouse/contracts';
+import { RequestContext } from '@mastra/core/request-context';
+import { type ProcessInputArgs, type Processor } from '@mastra/core/processors';
+import { createTool } from '@mastra/core/tools';
+import { z } from 'zod';
+import { type AuditLogger } from '../audit/audit-logger.js';
+import { auditContextFromRequestContext } from '../context.js';
+import { connectorHasApprovalGateway } from '../connector-sdk/connector.js';
+import { type EgressRequestView, setEgressHook } from '../connector-sdk/egress/egress-hooks.js';
+import { type Abort, isTripWire } from '../internal/gate-audit.js';
+import { actorFromRequestContext } from '../rbac/actor.js';
+import { guardrailCode, guardrailReason, recordGuardrailDecision } from './audit-guardrail.js';
+import { type GuardrailDecision, isJsonValue, runGuardrails } from './run-guardrails.js';
+import { type Guardrail, type GuardrailInput, type GuardrailPlacement } from './types.js';
+
+/** What a refused tool call returns to the model as that tool's result. */
+export interface GuardrailRefusal {
+  readonly valid: false;
+  readonly tool: string;
+  readonly error: string;
+}
+
+/** Per-call state of a guarded agent's guardrails: which guardrail halted the loop, if one did. */
+export interface GuardrailRun {
+  halted: { readonly by: string; readonly reason: string } | undefined;
+}
+
+export const GUARDRAIL_PROCESSOR_ID = 'gatehouse-guardrails';
+
+// Keyed by the per-call RequestContext the guarded agent creates: nothing in the context a tool can read.
+const runs = new WeakMap<object, GuardrailRun>();
+
+export interface AgentGuardrailsOptions {
+  readonly agentId: string;
+  readonly guardrails: readonly Guardrail[];
+  readonly audit: AuditLogger | undefined;
+  readonly timeoutMs?: number;
+}
+
+/** True when some guardrail declares the placement. */
+export function hasPlacement(guardrails: readonly Guardrail[], placement: GuardrailPlacement): boolean {
+  return guardrails.some((g) => g.placements.includes(placement));
+}
+
+/**
+ * A copy of the caller's context for one call, with its guardrail run state (kept off the context
+ * itself) and the egress hook connectors consult.
+ */
+export function startGuardrailRun(options: AgentGuardrailsOptions, callerContext: RequestContext, signal: AbortSignal | undefined): { requestContext: RequestContext; run: GuardrailRun } {
+  const requestContext = new RequestContext() as RequestContext;
+  for (const [key, value] of callerContext.entries()) requestContext.set(key, value);
+  const run: GuardrailRun = { halted: undefined };
+  runs.set(requestContext, run);
+  if (hasPlacement(options.guardrails, 'egress')) {
+    setEgressHook(requestContext, async (request: EgressRequestView) => {
+      const decision = await decide(options, 'egress', request as unknown as JsonValue, requestContext, signal, `agent:${options.agentId}`, { host: request.host, method: request.method });
+      const action = decision.verdict.action;
+      if (action === 'halt') run.halted ??= { by: decision.by ?? 'guardrail', reason: guardrailReason(decision) };
+      // Egress cannot be masked or parked: anything but allow/observe refuses the request.
+      return action === 'allow' || action === 'observe' ? { allowed: true } : { allowed: false, code: guardrailCode(decision) };
+    });
+  }
+  return { requestContext, run };
+}
+
+export function guardrailRunOf(requestContext: unknown): GuardrailRun | undefined {
+  return requestContext !== null && typeof requestContext === 'object' ? runs.get(requestContext) : undefined;
+}
+
+function contextOf(agentId: string, requestContext: unknown): GuardrailInput['context'] {
+  const audit = auditContextFromRequestContext(requestContext);
+  const actor = actorFromRequestContext(requestContext);
+  return {
+    agentId,
+    ...(audit.tenant === undefined ? {} : { tenant: audit.tenant }),
+    ...(audit.runId === undefined ? {} : { runId: audit.runId }),
+    ...(actor ? { actor: { id: actor.id, role: actor.role } } : {}),
+  };
+}
+
+const NOT_RECORDED: GuardrailDecision = Object.freeze({
+  verdict: Object.freeze({ action: 'deny', outcome: 'partial', detections: Object.freeze([]), reason: 'guardrail decision could not be recorded' }),
+  by: 'audit',
+  ran: Object.freeze([]),
+  fault: 'threw',
+});
+
+/** Runs the guardrails of one placement and records the decision; an unrecordable decision denies. */
+async function decide(
+  options: AgentGuardrailsOptions,
+  placement: GuardrailPlacement,
+  value: JsonValue,
+  requestContext: unknown,
+  signal: AbortSignal | undefined,
+  resource: string,
+  detail: Record<string, string | number | boolean>,
+  tool?: GuardrailInput['tool'],
+): Promise<GuardrailDecision> {
+  const decision = await runGuardrails(
+    options.guardrails,
+    { placement, value, ...(tool ? { tool } : {}), context: contextOf(options.agentId, requestContext), signal: signal ?? new AbortController().signal },
+    options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+  );
+  if (decision.ran.length === 0) return decision;
+  const recorded = await recordGuardrailDecision(options.audit, decision, { placement, resource, requestContext, detail });
+  return recorded ? decision : NOT_RECORDED;
+}
+
+function refusal(tool: string, decision: GuardrailDecision): GuardrailRefusal {
+  return Object.freeze({ valid: false, tool, error: `tool call "${tool}" refused: ${guardrailReason(decision)}` });
+}
+
+function jsonSchemaOf(schema: unknown): Readonly<Record<string, JsonValue>> | undefined {
+  if (schema === null || typeof schema !== 'object') return undefined;
+  try {
+    const json = z.toJSONSchema(schema as z.ZodType, { unrepresentable: 'any' }) as unknown;
+    return isJsonValue(json) && json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, JsonValue>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface ToolLike {
+  readonly id?: string;
+  readonly description?: string;
+  readonly inputSchema?: unknown;
+  readonly requireApproval?: unknown;
+  execute?: (input: unknown, context: unknown) => unknown;
+}
+
+/**
+ * Wraps each tool's `execute` so `tool-args` runs before the tool and `tool-result` after it. A refused
+ * call never throws: the refusal `{ valid: false, tool, error }` is the tool's result, so the model can
+ * correct itself, and the original `execute` never runs. `approve` goes through a connector's approvals
+ * gateway when it has one and is refused otherwise; `halt` marks the run (the loop ends before the next
+ * model step) and refuses this call.
+ */
+export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options: AgentGuardrailsOptions): Record<string, unknown> {
+  const args = hasPlacement(options.guardrails, 'tool-args');
+  const results = hasPlacement(options.guardrails, 'tool-result');
+  if (!args && !results) return tools;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(tools)) {
+    const original = value as ToolLike;
+    if (original === null || typeof original !== 'object' || typeof original.execute !== 'function') {
+      throw new TypeError(`createGuardedAgent: tool "${key}" has no execute function to guard`);
+    }
+    const toolId = typeof original.id === 'string' && original.id.length > 0 ? original.id : key;
+    const inputSchema = jsonSchemaOf(original.inputSchema);
+    const tool = { id: toolId, ...(inputSchema ? { inputSchema } : {}) };
+    const resource = `tool:${toolId}`;
+    const execute = async (input: unknown, ctx: unknown): Promise<unknown> => {
+      const context = (ctx ?? {}) as { requestContext?: unknown; abortSignal?: AbortSignal; agent?: { toolCallId?: string } };
+      const rc = context.requestContext;
+      const run = guardrailRunOf(rc);
+      const detail = { tool: toolId, ...(typeof context.agent?.toolCallId === 'string' ? { toolCallId: context.agent.toolCallId } : {}) };
+      let callInput = input;
+      if (args) {
+        const decision = isJsonValue(input)
+          ? await decide(options, 'tool-args', input, rc, context.abortSignal, resource, detail, tool)
+          : { ...NOT_RECORDED, verdict: { ...NOT_RECORDED.verdict, reason: 'tool arguments are not JSON' } };
+        switch (decision.verdict.action) {
+          case 'allow':
+          case 'observe':
+            break;
+          case 'mask':
+          case 'rewrite':
+            callInput = decision.verdict.payload;
+            break;
+          case 'approve':
+            // A person must say yes: only a connector's approvals gateway can ask one.
+            if (!connectorHasApprovalGateway(original)) return refusal(toolId, { ...decision, verdict: { ...decision.verdict, reason: 'approval required but no approvals gateway is configured for this tool' } });
+            break;
+          case 'halt':
+            if (run) run.halted ??= { by: decision.by ?? 'guardrail', reason: guardrailReason(decision) };
+            return refusal(toolId, decision);
+          case 'deny':
+            return refusal(toolId, decision);
+          default: {
+            const exhaustive: never = decision.verdict.action;
+            return exhaustive;
+          }
+        }
+      }
+      const output = await original.execute!(callInput, ctx);
+      if (!results) return output;
+      const decision = isJsonValue(output)
+        ? await decide(options, 'tool-result', output, rc, context.abortSignal, resource, detail, tool)
+        : { ...NOT_RECORDED, verdict: { ...NOT_RECORDED.verdict, reason: 'tool result is not JSON' } };
+      switch (decision.verdict.action) {
+        case 'allow':
+        case 'observe':
+          return output;
+        case 'mask':
+        case 'rewrite':
+          return decision.verdict.payload;
+        case 'halt':
+          if (run) run.halted ??= { by: decision.by ?? 'guardrail', reason: guardrailReason(decision) };
+          return refusal(toolId, decision);
+        case 'deny':
+        case 'approve':
+          // A result cannot be parked on a person after the fact: it is withheld.
+          return refusal(toolId, decision);
+        default: {
+          const exhaustive: never = decision.verdict.action;
+          return exhaustive;
+        }
+      }
+    };
+    out[key] = createTool({
+      id: toolId,
+      description: typeof original.description === 'string' ? original.description : toolId,
+      ...(original.inputSchema === undefined ? {} : { inputSchema: original.inputSchema as never }),
+      ...(original.requireApproval === undefined ? {} : { requireApproval: original.requireApproval as never }),
+      execute: execute as never,
+    });
+  }
+  return out;
+}
+
+interface TextPart {
+  type: string;
+  text?: unknown;
+}
+
+/**
+ * The guardrails' Mastra processor: `pre-prompt` on every text part of the input (mask/rewrite replace
+ * the part; deny, approve and halt refuse the call), and before every model step a halted run ends.
+ * Every body catches every error and aborts.
+ */
+export class GuardrailProcessor implements Processor<typeof GUARDRAIL_PROCESSOR_ID> {
+  readonly id = GUARDRAIL_PROCESSOR_ID;
+  readonly name = 'gatehouse guardrails';
+
+  constructor(private readonly options: AgentGuardrailsOptions) {}
+
+  async processInput(args: ProcessInputArgs): Promise<ProcessInputArgs['messages']> {
+    const { messages, abort, requestContext, abortSignal } = args;
+    try {
+      if (!hasPlacement(this.options.guardrails, 'pre-prompt')) return messages;
+      const out: ProcessInputArgs['messages'] = [];
+      for (const message of messages) {
+        const parts = (message.content as { parts?: TextPart[] }).parts;
+        if (message.role === 'system' || !Array.isArray(parts)) {
+          out.push(message);
+          continue;
+        }
+        const next: TextPart[] = [];
+        for (const part of parts) {
+          if (part.type !== 'text' || typeof part.text !== 'string') {
+            next.push(part);
+            continue;
+          }
+          const decision = await decide(this.options, 'pre-prompt', part.text, requestContext, abortSignal, `agent:${this.options.agentId}`, {});
+          const action = decision.verdict.action;
+          if (action === 'mask' || action === 'rewrite') {
+            const payload = decision.verdict.payload;
+            next.push({ ...part, text: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+          } else if (action === 'allow' || action === 'observe') {
+            next.push(part);
+          } else {
+            this.stop(decision, requestContext, abort);
+          }
+        }
+        out.push({ ...message, content: { ...message.content, parts: next } } as (typeof messages)[number]);
+      }
+      return out;
+    } catch (error) {
+      if (isTripWire(error)) throw error;
+      return abort('Guardrail evaluation failed', { metadata: { code: 'GUARDRAIL.FAULT' } });
+    }
+  }
+
+  async processInputStep(args: { requestContext?: unknown; abort: Abort }): Promise<undefined> {
+    const halted = guardrailRunOf(args.requestContext)?.halted;
+    if (halted) args.abort(halted.reason, { metadata: { code: 'GUARDRAIL.HALTED', guardrail: halted.by } });
+    return undefined;
+  }
+
+  private stop(decision: GuardrailDecision, requestContext: unknown, abort: Abort): never {
+    const code = decision.verdict.action === 'halt' && !decision.fault ? 'GUARDRAIL.HALTED' : guardrailCode(decision);
+    if (code === 'GUARDRAIL.HALTED') {
+      const run = guardrailRunOf(requestContext);
+      if (run) run.halted ??= { by: decision.by ?? 'guardrail', reason: guardrailReason(decision) };
+    }
+    // `approve` on a prompt has nobody to park it on: it refuses, like a deny.
+    return abort(guardrailReason(decision), { metadata: { code, guardrail: decision.by ?? 'guardrail', placement: 'pre-prompt' } });
+  }
+}
+
+/** The result of judging a final answer at `post-model`. */
+export type PostModelOutcome =
+  | { readonly kind: 'pass'; readonly text: string }
+  | { readonly kind: 'refused'; readonly code: string; readonly reason: string; readonly by: string }
+  | { readonly kind: 'halted'; readonly reason: string; readonly by: string };
+
+/** Judges the final answer text: mask/rewrite replace it, deny/approve/fault refuse it, halt halts. */
+export async function judgeAnswer(options: AgentGuardrailsOptions, text: string, requestContext: unknown, signal: AbortSignal | undefined): Promise<PostModelOutcome> {
+  if (!hasPlacement(options.guardrails, 'post-model')) return { kind: 'pass', text };
+  const decision = await decide(options, 'post-model', text, requestContext, signal, `agent:${options.agentId}`, {});
+  const { action, payload } = decision.verdict;
+  if (action === 'allow' || action === 'observe') return { kind: 'pass', text };
+  if (action === 'mask' || action === 'rewrite') return { kind: 'pass', text: typeof payload === 'string' ? payload : JSON.stringify(payload) };
+  const by = decision.by ?? 'guardrail';
+  if (action === 'halt' && !decision.fault) return { kind: 'halted', reason: guardrailReason(decision), by };
+  return { kind: 'refused', code: guardrailCode(decision), reason: guardrailReason(decision), by };
+}

@@ -1,0 +1,91 @@
+import { type AuditLogger } from '../audit/audit-logger.js';
+import { type AuditEvent, type DecisionOutcome } from '../audit/types.js';
+import { auditContextFromRequestContext } from '../context.js';
+import { recordGateDecision } from '../internal/gate-audit.js';
+import { actorFromRequestContext } from '../rbac/actor.js';
+import { type GuardrailDecision } from './run-guardrails.js';
+import { type GuardrailAction, type GuardrailPlacement } from './types.js';
+
+/** Stable codes of guardrail decisions, as audit events and refusals carry them. */
+export type GuardrailCode =
+  | 'GUARDRAIL.ALLOWED'
+  | 'GUARDRAIL.OBSERVED'
+  | 'GUARDRAIL.MASKED'
+  | 'GUARDRAIL.REWRITTEN'
+  | 'GUARDRAIL.DENIED'
+  | 'GUARDRAIL.APPROVAL_REQUIRED'
+  | 'GUARDRAIL.HALTED'
+  | 'GUARDRAIL.FAULT'
+  | 'GUARDRAIL.APPROVAL_UNAVAILABLE'
+  | 'GUARDRAIL.AUDIT_UNAVAILABLE';
+
+const CODE_OF: Record<GuardrailAction, GuardrailCode> = {
+  allow: 'GUARDRAIL.ALLOWED',
+  observe: 'GUARDRAIL.OBSERVED',
+  mask: 'GUARDRAIL.MASKED',
+  rewrite: 'GUARDRAIL.REWRITTEN',
+  deny: 'GUARDRAIL.DENIED',
+  approve: 'GUARDRAIL.APPROVAL_REQUIRED',
+  halt: 'GUARDRAIL.HALTED',
+};
+
+const OUTCOME_OF: Record<GuardrailAction, DecisionOutcome> = {
+  allow: 'allowed',
+  observe: 'observed',
+  mask: 'masked',
+  rewrite: 'rewritten',
+  deny: 'denied',
+  approve: 'approval-required',
+  halt: 'denied',
+};
+
+/** The stable code of a decision: a fault is `GUARDRAIL.FAULT`, whatever action it became. */
+export function guardrailCode(decision: GuardrailDecision): GuardrailCode {
+  return decision.fault ? 'GUARDRAIL.FAULT' : CODE_OF[decision.verdict.action];
+}
+
+/** The static reason a refusal carries: the guardrail's own (checked) reason, else one naming it. */
+export function guardrailReason(decision: GuardrailDecision): string {
+  if (decision.verdict.reason !== undefined) return decision.verdict.reason;
+  if (decision.by === undefined) return 'guardrails passed';
+  return `${decision.verdict.action} by guardrail "${decision.by}"`;
+}
+
+export interface GuardrailAuditTarget {
+  readonly placement: GuardrailPlacement;
+  /** `agent:<id>`, `tool:<id>`, `check:<name>` ... */
+  readonly resource: string;
+  readonly requestContext?: unknown;
+  /** Extra scalar facts (tool id, toolCallId): never content. */
+  readonly detail?: Readonly<Record<string, string | number | boolean>>;
+}
+
+/**
+ * Records one guardrail decision (boundary `guardrail`; placement and guardrail name in `policy`
+ * and `detail`; detections; never the value). Returns false when a required sink refused it.
+ */
+export function recordGuardrailDecision(audit: AuditLogger | undefined, decision: GuardrailDecision, target: GuardrailAuditTarget): Promise<boolean> {
+  const actor = actorFromRequestContext(target.requestContext);
+  const event: Omit<AuditEvent, 'id' | 'timestamp'> = {
+    boundary: 'guardrail',
+    action: `guardrail.${target.placement}`,
+    resource: target.resource,
+    decision: decision.fault ? 'error' : OUTCOME_OF[decision.verdict.action],
+    code: guardrailCode(decision),
+    reason: guardrailReason(decision),
+    context: auditContextFromRequestContext(target.requestContext),
+    ...(actor ? { actor: { ...actor, kind: actor.kind ?? 'human' } } : {}),
+    policy: { name: decision.by ?? 'all', phase: target.placement },
+    detections: decision.verdict.detections,
+    detail: {
+      ...target.detail,
+      placement: target.placement,
+      guardrail: decision.by ?? 'all',
+      verdict: decision.verdict.action,
+      outcome: decision.verdict.outcome,
+      checked: decision.ran.length,
+      ...(decision.fault ? { fault: decision.fault } : {}),
+    },
+  };
+  return recordGateDecision(audit, event);
+}

@@ -1,0 +1,185 @@
+import { type JsonValue } from '@gatehouse/contracts';
+import { type Guardrail, type GuardrailAction, type GuardrailInput, type GuardrailOutcome, type GuardrailVerdict } from './types.js';
+
+/** Why a guardrail could not judge: it threw, answered with something that is not a verdict, or ran out of time. */
+export type GuardrailFault = 'threw' | 'invalid-verdict' | 'timeout';
+
+/** What `runGuardrails` decided: the deciding verdict and the guardrail that gave it. */
+export interface GuardrailDecision {
+  /** The first verdict that is not `allow`, or `allow`/`complete` when every guardrail allowed. */
+  readonly verdict: GuardrailVerdict;
+  /** Name of the guardrail that decided; absent when all allowed (or none applied). */
+  readonly by: string | undefined;
+  /** Guardrails that ran (declared the placement), in order, up to the deciding one. */
+  readonly ran: readonly string[];
+  /** Set when the verdict is a fault turned into `deny`/`partial`. */
+  readonly fault?: GuardrailFault;
+}
+
+export interface RunGuardrailsOptions {
+  /** Deadline of one guardrail's check, ms (default 5000); past it the check is a fault. */
+  readonly timeoutMs?: number;
+}
+
+const ACTIONS: ReadonlySet<string> = new Set<GuardrailAction>(['allow', 'observe', 'mask', 'rewrite', 'deny', 'approve', 'halt']);
+const OUTCOMES: ReadonlySet<string> = new Set<GuardrailOutcome>(['complete', 'partial']);
+const VERDICT_FIELDS: ReadonlySet<string> = new Set(['action', 'outcome', 'detections', 'reason', 'payload']);
+/** A detection is a name (`pii.email`), never matched text. */
+const DETECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+const MAX_REASON = 500;
+const MAX_DETECTIONS = 64;
+const DEFAULT_TIMEOUT_MS = 5_000;
+
+/** Static reasons of the verdicts the runner makes itself. */
+export const GUARDRAIL_FAULT_REASON: Readonly<Record<GuardrailFault, string>> = Object.freeze({
+  threw: 'guardrail check failed',
+  'invalid-verdict': 'guardrail returned an invalid verdict',
+  timeout: 'guardrail check timed out',
+});
+
+const ALLOW: GuardrailVerdict = Object.freeze({ action: 'allow', outcome: 'complete', detections: Object.freeze([]) });
+
+function faultVerdict(fault: GuardrailFault): GuardrailVerdict {
+  return Object.freeze({ action: 'deny', outcome: 'partial', detections: Object.freeze([]), reason: GUARDRAIL_FAULT_REASON[fault] });
+}
+
+/** True for a JSON value (plain objects, arrays, finite numbers; no cycles, accessors or prototypes). */
+export function isJsonValue(value: unknown, depth = 0, seen: Set<object> = new Set()): value is JsonValue {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value !== 'object' || depth > 64 || seen.has(value)) return false;
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) return value.every((item) => isJsonValue(item, depth + 1, seen));
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== null) return false;
+    for (const key of Object.keys(value)) {
+      const descriptor = Object.getOwnPropertyDescriptor(value, key);
+      if (!descriptor || !('value' in descriptor) || !isJsonValue(descriptor.value, depth + 1, seen)) return false;
+    }
+    return true;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+/** A deep, frozen copy of a JSON value (so a guardrail cannot change a payload after it was judged). */
+export function freezeJson(value: JsonValue): JsonValue {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(freezeJson)) as JsonValue;
+  const out: Record<string, JsonValue> = {};
+  for (const key of Object.keys(value)) {
+    // defineProperty: a `__proto__` key stays an own data property instead of changing the prototype.
+    Object.defineProperty(out, key, { value: freezeJson(value[key] as JsonValue), enumerable: true, writable: false, configurable: false });
+  }
+  return Object.freeze(out);
+}
+
+/** Every string leaf of a value at least 4 characters long (what a reason must not repeat). */
+function stringLeaves(value: JsonValue, out: string[] = []): string[] {
+  if (typeof value === 'string') {
+    if (value.length >= 4) out.push(value);
+  } else if (Array.isArray(value)) {
+    for (const item of value) stringLeaves(item, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const item of Object.values(value)) stringLeaves(item, out);
+  }
+  return out;
+}
+
+/**
+ * Checks a guardrail's answer and returns a frozen copy of the known fields, or undefined when it is
+ * not a valid verdict: unknown action or outcome, detections that are not names, a `mask`/`rewrite`
+ * without a JSON payload, a payload on any other action, an `allow` that is only `partial`.
+ */
+export function validateVerdict(raw: unknown): GuardrailVerdict | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const record = raw as Record<string, unknown>;
+  if (Object.keys(record).some((k) => !VERDICT_FIELDS.has(k))) return undefined;
+  const { action, outcome, detections, reason, payload } = record;
+  if (typeof action !== 'string' || !ACTIONS.has(action)) return undefined;
+  if (typeof outcome !== 'string' || !OUTCOMES.has(outcome)) return undefined;
+  if (!Array.isArray(detections) || detections.length > MAX_DETECTIONS || !detections.every((d) => typeof d === 'string' && DETECTION_NAME.test(d))) return undefined;
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON)) return undefined;
+  const needsPayload = action === 'mask' || action === 'rewrite';
+  if (needsPayload ? payload === undefined || !isJsonValue(payload) : payload !== undefined) return undefined;
+  // "It could not judge everything, but allow" is not a clean bill of health.
+  if (action === 'allow' && outcome === 'partial') return undefined;
+  return Object.freeze({
+    action: action as GuardrailAction,
+    outcome: outcome as GuardrailOutcome,
+    detections: Object.freeze([...(detections as string[])]),
+    ...(reason === undefined ? {} : { reason }),
+    ...(needsPayload ? { payload: freezeJson(payload as JsonValue) } : {}),
+  });
+}
+
+/** A reason that repeats part of the judged value is replaced by a static one: reasons go to logs and audit. */
+function safeReason(verdict: GuardrailVerdict, name: string, value: JsonValue): GuardrailVerdict {
+  if (verdict.reason === undefined) return verdict;
+  const reason = verdict.reason;
+  if (!stringLeaves(value).some((leaf) => reason.includes(leaf))) return verdict;
+  return Object.freeze({ ...verdict, reason: `${verdict.action} by guardrail "${name}"` });
+}
+
+async function checkOne(guardrail: Guardrail, input: GuardrailInput, timeoutMs: number): Promise<{ verdict: GuardrailVerdict; fault?: GuardrailFault }> {
+  const deadline = new AbortController();
+  const signal = AbortSignal.any([input.signal, deadline.signal]);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => {
+      deadline.abort();
+      resolve('timeout');
+    }, timeoutMs);
+  });
+  try {
+    const answer = await Promise.race([Promise.resolve().then(() => guardrail.check({ ...input, signal })), timeout]);
+    if (answer === 'timeout') return { verdict: faultVerdict('timeout'), fault: 'timeout' };
+    const verdict = validateVerdict(answer);
+    if (!verdict) return { verdict: faultVerdict('invalid-verdict'), fault: 'invalid-verdict' };
+    return { verdict: safeReason(verdict, guardrail.name, input.value) };
+  } catch {
+    // The error's message may quote the value: it is dropped, only the fault is kept.
+    return { verdict: faultVerdict('threw'), fault: 'threw' };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Throws a TypeError unless `guardrails` is an array of guardrails with unique names. */
+export function validateGuardrails(guardrails: unknown, where: string): readonly Guardrail[] {
+  if (!Array.isArray(guardrails)) throw new TypeError(`${where}: guardrails must be an array`);
+  const names = new Set<string>();
+  guardrails.forEach((g: unknown, index) => {
+    const candidate = g as Partial<Guardrail> | null;
+    if (candidate === null || typeof candidate !== 'object' || typeof candidate.name !== 'string' || candidate.name.length === 0 || typeof candidate.check !== 'function' || !Array.isArray(candidate.placements)) {
+      throw new TypeError(`${where}: guardrails[${index}] must have a name, placements and a check function`);
+    }
+    if (names.has(candidate.name)) throw new TypeError(`${where}: guardrail name "${candidate.name}" is used twice`);
+    names.add(candidate.name);
+  });
+  return Object.freeze([...(guardrails as Guardrail[])]);
+}
+
+/**
+ * Runs the guardrails that declare `input.placement`, in order. The first verdict that is not
+ * `allow` decides and the rest do not run. A guardrail that throws, times out or answers with an
+ * invalid verdict decides `deny`/`partial`. Never throws for a guardrail's failure.
+ */
+export async function runGuardrails(guardrails: readonly Guardrail[], input: GuardrailInput, options: RunGuardrailsOptions = {}): Promise<GuardrailDecision> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw new TypeError('runGuardrails: timeoutMs must be a positive integer');
+  const ran: string[] = [];
+  for (const guardrail of guardrails) {
+    if (!guardrail.placements.includes(input.placement)) continue;
+    ran.push(guardrail.name);
+    const { verdict, fault } = await checkOne(guardrail, input, timeoutMs);
+    if (verdict.action !== 'allow') return Object.freeze({ verdict, by: guardrail.name, ran: Object.freeze(ran), ...(fault ? { fault } : {}) });
+  }
+  return Object.freeze({ verdict: ALLOW, by: undefined, ran: Object.freeze(ran) });
+}
+
+/** True when a decision stops the value: `deny`, `approve`, `halt` (and every fault). */
+export function isTrip(verdict: GuardrailVerdict): boolean {
+  return verdict.action === 'deny' || verdict.action === 'approve' || verdict.action === 'halt';
+}
