@@ -3,6 +3,7 @@
 import { benchAgentStream } from './agent-stream.bench.js';
 import { benchConnector } from './connector.bench.js';
 import { benchContentPolicies } from './content-policies.bench.js';
+import { benchGatekeeper } from './gatekeeper.bench.js';
 import { benchSchemaGuardrail } from './schema-guardrail.bench.js';
 
 const benches: readonly (() => Promise<void>)[] = [
@@ -10,6 +11,7 @@ const benches: readonly (() => Promise<void>)[] = [
   benchAgentStream,
   benchConnector,
   benchSchemaGuardrail,
+  benchGatekeeper,
 ];
 
 for (const bench of benches) await bench();

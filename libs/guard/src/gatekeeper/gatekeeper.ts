@@ -121,8 +121,17 @@ interface CompiledRewrite {
   readonly remove: readonly (readonly string[])[];
 }
 
+/** A match pattern compiled once: `*` → any, `prefix*` → prefix, else exact. */
+interface CompiledPattern {
+  readonly any: boolean;
+  readonly prefix?: string;
+  readonly exact?: string;
+}
+
 interface CompiledPolicy {
   readonly source: GatekeeperPolicy;
+  /** Only the match fields the policy sets, in MATCH_FIELDS order. */
+  readonly match: readonly { readonly field: (typeof MATCH_FIELDS)[number]; readonly patterns: readonly CompiledPattern[] }[];
   readonly rules: readonly { readonly ruleId: Exclude<GatekeeperRuleId, 'rewrite'>; readonly condition: CompiledCondition }[];
   readonly rewrite?: CompiledRewrite;
 }
@@ -245,7 +254,12 @@ function compilePolicy(policy: GatekeeperPolicy, predicates: Readonly<Record<str
       remove: (r.remove ?? []).map((p) => p.split('.')),
     };
   }
-  return { source: policy, rules, ...(rewrite === undefined ? {} : { rewrite }) };
+  const match = MATCH_FIELDS.flatMap((field) => {
+    const patterns = policy.match[field];
+    if (patterns === undefined) return [];
+    return [{ field, patterns: patterns.map((p): CompiledPattern => (p === '*' ? { any: true } : p.endsWith('*') ? { any: false, prefix: p.slice(0, -1) } : { any: false, exact: p })) }];
+  });
+  return { source: policy, match, rules, ...(rewrite === undefined ? {} : { rewrite }) };
 }
 
 function compileBundle(input: unknown, revision: number | undefined, predicates: Readonly<Record<string, GatekeeperPredicate>>): CompiledBundle {
@@ -270,12 +284,26 @@ export function matchesPattern(pattern: string, value: string | undefined): bool
   return pattern === value;
 }
 
-function mismatchedField(policy: GatekeeperPolicy, ctx: GatekeeperContext): (typeof MATCH_FIELDS)[number] | undefined {
-  const values = { agents: ctx.identity.agent, tools: ctx.call.tool, tenants: ctx.identity.tenant, environments: ctx.identity.environment };
-  for (const field of MATCH_FIELDS) {
-    const patterns = policy.match[field];
-    if (patterns === undefined) continue;
-    if (!patterns.some((p) => matchesPattern(p, values[field]))) return field;
+type MatchValues = Readonly<Record<(typeof MATCH_FIELDS)[number], string | undefined>>;
+
+function patternMatches(pattern: CompiledPattern, value: string | undefined): boolean {
+  if (value === undefined) return false;
+  if (pattern.any) return true;
+  if (pattern.prefix !== undefined) return value.length > pattern.prefix.length && value.startsWith(pattern.prefix);
+  return pattern.exact === value;
+}
+
+function mismatchedField(policy: CompiledPolicy, values: MatchValues): (typeof MATCH_FIELDS)[number] | undefined {
+  for (const { field, patterns } of policy.match) {
+    const value = values[field];
+    let hit = false;
+    for (const pattern of patterns) {
+      if (patternMatches(pattern, value)) {
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) return field;
   }
   return undefined;
 }
@@ -351,9 +379,10 @@ function decideRound(bundle: CompiledBundle, ctx: GatekeeperContext, scope: Expr
   const firedAtLevel: { policy: CompiledPolicy; explanationIndex: number }[] = [];
   let fault: { code: string; policyId: string | undefined } | undefined;
 
+  const values: MatchValues = { agents: ctx.identity.agent, tools: ctx.call.tool, tenants: ctx.identity.tenant, environments: ctx.identity.environment };
   for (const policy of bundle.policies) {
     const p = policy.source;
-    const field = mismatchedField(p, ctx);
+    const field = mismatchedField(policy, values);
     if (field !== undefined) {
       if (explain) explanations.push({ policyId: p.id, version: p.version, priority: p.priority, status: 'not-matched', field });
       continue;
