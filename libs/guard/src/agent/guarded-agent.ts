@@ -41,7 +41,8 @@ export interface GuardedAgentConfig {
   /**
    * Guardrails at every placement of the loop: `pre-prompt` (input text), `post-model` (the answer),
    * `tool-args` and `tool-result` (each tool's execute is wrapped), `egress` (connectors' requests).
-   * In order; the first verdict that is not allow decides. `post-model` is judged on `generate()` only.
+   * In order; the first verdict that is not allow decides. `post-model` is judged on `generate()` only:
+   * `stream()` refuses to run with one (it could not hold the answer back).
    */
   readonly guardrails?: readonly Guardrail[];
 }
@@ -240,6 +241,9 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     async stream(messages, options) {
       const valid = validateCallOptions(options, 'stream');
       assertNoSystemMessages(messages, 'stream');
+      // A streamed answer is shown as it is written: a post-model guardrail could not hold it back,
+      // so it is refused rather than silently skipped.
+      if (hasPlacement(guardrails, 'post-model')) throw new TypeError('stream: post-model guardrails judge the whole answer; use generate()');
       const started = guarding ? startGuardrailRun(guardrailOptions, valid.requestContext, valid.abortSignal) : undefined;
       const output = await agent.stream(messages, callOptions(valid, started?.requestContext ?? valid.requestContext) as never);
       return Object.freeze({

@@ -202,6 +202,22 @@ describe('guardrails in the agent loop: tool-result, pre-prompt, post-model', ()
   });
 });
 
+describe('guardrails in the agent loop: stream', () => {
+  it('refuses to stream when a post-model guardrail is configured, rather than skip it', async () => {
+    const { agent, model } = agentWith([{ text: 'ok' }], [createPiiGuardrail({ placements: ['post-model'] })]);
+    await expect(agent.stream('hi', { requestContext: context() })).rejects.toThrow(/post-model guardrails/);
+    expect(model.prompts).toHaveLength(0);
+  });
+
+  it('ends a halted streamed run with stopReason guardrail', async () => {
+    const { agent } = agentWith([{ text: 'ok' }], [rule('stop-all', 'pre-prompt', 'halt')]);
+    const stream = await agent.stream('hello', { requestContext: context() });
+    const reader = stream.fullStream.getReader();
+    while (!(await reader.read()).done) { /* drain */ }
+    expect(await stream.result()).toMatchObject({ stopReason: 'guardrail', haltedBy: 'stop-all', text: '' });
+  });
+});
+
 describe('guardrails in the agent loop: egress', () => {
   it('lets a guardrail see method, host and path of a connector request and refuse it', async () => {
     const seen: unknown[] = [];
