@@ -24,7 +24,10 @@ interface SuiteCase {
 
 // `<draft>/<file> › <case> › <test>` (or `<draft>/<file> › <case>` for the whole case) → why.
 // Keep this short and honest: each entry is a case the guardrail gets wrong or refuses on purpose.
-const SKIPPED: Readonly<Record<string, string>> = {};
+const SKIPPED: Readonly<Record<string, string>> = {
+  'draft7/items.json › items should properly handle null data › null properties allowed':
+    'the copied revision of the suite has `"type": null` (not a valid schema; later revisions say `"null"`); the guardrail denies rather than guess',
+};
 
 function remotes(): Record<string, JsonValue> {
   const dir = path.join(SUITE_DIR, 'remotes');
