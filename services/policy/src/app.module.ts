@@ -1,13 +1,50 @@
-import { type DynamicModule, Module } from '@nestjs/common';
-import { CreateProjectionOffsets1764489600000, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { topicName } from '@gatehouse/contracts';
+import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { type Kafka } from 'kafkajs';
+import { type DataSource } from 'typeorm';
+import { DecideController } from './decide/decide.http.controller.js';
+import { PolicyEngine } from './engine/policy-engine.js';
+import { PolicyExceptionFilter } from './http/policy-exception.filter.js';
+import { type PolicyOptions, policyOptionsFromEnv } from './policy-config.js';
+import { PolicyStatusController } from './policy-status.http.controller.js';
+import { POLICY_MIGRATIONS, policyProjection } from './projection/policy-projection.js';
+import { PublishVersionController } from './publish-version/publish-version.http.controller.js';
+import { ReadVersionsController } from './read-versions/read-versions.http.controller.js';
+import { POLICY_ENGINE, POLICY_OPTIONS } from './tokens.js';
 
-/** Versioned policy bundles: validate, version, publish; simulate and explain decisions. */
+/** Versioned policy bundles: validate, version, sign and publish; list, diff; simulate, explain, evaluate. */
 @Module({})
-export class PolicyModule {
-  static forRoot(config: ServiceConfig): DynamicModule {
+export class PolicyModule implements OnModuleDestroy {
+  constructor(@Inject(POLICY_ENGINE) private readonly engine: PolicyEngine) {}
+
+  static forRoot(config: ServiceConfig, options: PolicyOptions = policyOptionsFromEnv()): DynamicModule {
     return {
       module: PolicyModule,
-      imports: [ServiceRuntimeModule.forRoot({ config, migrations: [CreateProjectionOffsets1764489600000] })],
+      imports: [ServiceRuntimeModule.forRoot({ config, migrations: POLICY_MIGRATIONS })],
+      controllers: [PublishVersionController, ReadVersionsController, DecideController, PolicyStatusController],
+      providers: [
+        { provide: POLICY_OPTIONS, useValue: options },
+        {
+          provide: POLICY_ENGINE,
+          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE],
+          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource) =>
+            PolicyEngine.start({
+              kafka,
+              namespace: config.topicNamespace,
+              signingKey: options.signingKey,
+              keyring: options.keyring,
+              projection: new ProjectionWriter(dataSource, policyProjection(options.keyring), config.database.schema, topicName('policies', config.topicNamespace)),
+              log: nestFoldLog('policy'),
+            }),
+        },
+        { provide: APP_FILTER, useClass: PolicyExceptionFilter },
+      ],
     };
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.engine.stop();
   }
 }

@@ -1,0 +1,16 @@
+import { Catch } from '@nestjs/common';
+import { GatehouseExceptionFilter } from '@gatehouse/service-runtime';
+import { STATUS_BY_CODE } from '../errors.js';
+
+const MAPPING = {
+  statusByCode: { ...STATUS_BY_CODE, 'GATEKEEPER.BUNDLE_INVALID': 422, 'GATEKEEPER.BUNDLE_UNPARSEABLE': 422, 'GATEKEEPER.BUNDLE_TOO_LARGE': 413 },
+  internal: { code: 'POLICY.INTERNAL', message: 'the policy service failed' },
+} as const;
+
+/** Every error of every route leaves through here, as JSON with a stable code. */
+@Catch()
+export class PolicyExceptionFilter extends GatehouseExceptionFilter {
+  constructor() {
+    super(MAPPING, 'policy-http', new Set(['POLICY.UNAVAILABLE']));
+  }
+}

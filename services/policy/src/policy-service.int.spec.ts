@@ -1,0 +1,166 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { checkGrant, type TopicEvent } from '@gatehouse/contracts';
+import { TEST_KEYRING } from '@gatehouse/contracts/testing';
+import { createGatekeeper, followPolicyBundles } from '@gatehouse/guard/gatekeeper';
+import { watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
+import { replayTopic } from '@gatehouse/kafka';
+import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
+import { type Kafka } from 'kafkajs';
+import { bearer, type PolicyApp, startPolicyApp, testOperator } from './testing/policy-app.js';
+
+let kafka: Kafka;
+let database: TestDatabase;
+const running: { close(): Promise<void> }[] = [];
+let schemaCount = 0;
+
+const admin = testOperator('user:ops', { publish: true });
+const reader = testOperator('user:auditor');
+const other = testOperator('user:other-team', { policySets: ['shipping'], publish: true });
+
+beforeAll(async () => {
+  kafka = testKafka('policy-service-int-spec');
+  database = await createTestDatabase();
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((r) => r.close()));
+});
+
+afterAll(async () => {
+  await database.drop();
+});
+
+async function boot(): Promise<{ app: PolicyApp; namespace: string }> {
+  schemaCount += 1;
+  const namespace = await provisionedNamespace(kafka);
+  const app = await startPolicyApp({ namespace, databaseUrl: database.url, schema: `policy_t${schemaCount}`, operators: [admin, reader, other] });
+  running.push(app);
+  return { app, namespace };
+}
+
+const bundle = (max: number, extra: object[] = []) => ({
+  policySetId: 'refunds',
+  policies: [
+    { id: 'refund-limit', version: '1', priority: 10, match: { tools: ['payments.refund'] }, rules: { denyWhen: `input.amount > ${max}` } },
+    { id: 'refunds-by-support', version: '1', priority: 0, match: { tools: ['payments.refund'] }, rules: { allowWhen: "identity.actor.role == 'support'" } },
+    ...extra,
+  ],
+});
+
+const YAML = `policySetId: refunds
+policies:
+  - id: refund-limit
+    version: "2"
+    priority: 10
+    match:
+      tools: ["payments.refund"]
+    rules:
+      denyWhen: "input.amount > 250"
+  - id: refunds-by-support
+    version: "1"
+    priority: 0
+    match:
+      tools: ["payments.refund"]
+    rules:
+      allowWhen: "identity.actor.role == 'support'"
+`;
+
+describe('policy service', () => {
+  it('validates, versions and publishes signed bundles; lists, shows and diffs them', async () => {
+    const { app, namespace } = await boot();
+    const first = await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin));
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ policySetId: 'refunds', revision: 1, publishedBy: 'user:ops', digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const second = await app.post('/v1/policy-sets/refunds/versions', { document: YAML }, bearer(admin));
+    expect(second.body).toMatchObject({ revision: 2 });
+
+    const sets = await app.get<{ items: { policySetId: string; revision: number }[] }>('/v1/policy-sets', bearer(reader));
+    expect(sets.body.items.map((s) => [s.policySetId, s.revision])).toEqual([['refunds', 2]]);
+    const versions = await app.get<{ items: { revision: number }[] }>('/v1/policy-sets/refunds/versions', bearer(reader));
+    expect(versions.body.items.map((v) => v.revision)).toEqual([1, 2]);
+    const v1 = await app.get('/v1/policy-sets/refunds/versions/1', bearer(reader));
+    expect((v1.body['bundle'] as { policies: unknown[] }).policies[0]).toMatchObject({ id: 'refund-limit', rules: { denyWhen: 'input.amount > 100' } });
+    const diff = await app.get<{ changes: unknown[] }>('/v1/policy-sets/refunds/diff?from=1&to=2', bearer(reader));
+    expect(diff.body.changes).toEqual([
+      { path: '/policies/refund-limit/rules/denyWhen', op: 'changed', from: 'input.amount > 100', to: 'input.amount > 250' },
+      { path: '/policies/refund-limit/version', op: 'changed', from: '1', to: '2' },
+    ]);
+
+    // On the log: signed by the policy service, keyed so compaction keeps every version.
+    const published: { event: TopicEvent<'policies'>; key: string | null }[] = [];
+    await replayTopic(kafka, 'policies', { namespace, onRecord: (r) => void published.push({ event: r.event, key: r.key }) });
+    expect(published.map((p) => [p.key, p.event.payload.revision, checkGrant(p.event, TEST_KEYRING).trusted])).toEqual([
+      ['refunds@1', 1, true],
+      ['refunds@2', 2, true],
+    ]);
+  });
+
+  it('refuses invalid bundles with every problem, and operators without the right, changing nothing', async () => {
+    const { app } = await boot();
+    const invalid = await app.post('/v1/policy-sets/refunds/versions', { bundle: { policySetId: 'refunds', policies: [{ id: 'x' }] } }, bearer(admin));
+    expect(invalid.status).toBe(422);
+    expect(invalid.body).toMatchObject({ code: 'GATEKEEPER.BUNDLE_INVALID', details: { issues: expect.any(Array) } });
+    expect((await app.post('/v1/policy-sets/refunds/versions', { document: 'policies: [unclosed' }, bearer(admin))).status).toBe(422);
+    expect((await app.post('/v1/policy-sets/refunds/versions', { bundle: { ...bundle(1), policySetId: 'shipping' } }, bearer(admin))).body).toMatchObject({ code: 'POLICY.INVALID_BUNDLE' });
+    expect((await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(1) }, bearer(reader))).status).toBe(403);
+    expect((await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(1) }, bearer(other))).status).toBe(403);
+    expect((await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(1) })).status).toBe(401);
+    expect((await app.get('/v1/policy-sets/refunds/versions', bearer(reader))).status).toBe(404);
+    expect(app.engine.status().versions).toBe(0);
+  });
+
+  it('is followed by a guard: a new version takes effect there without a restart, and its decisions carry the version', async () => {
+    const { app, namespace } = await boot();
+    await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin));
+    // The guard's gatekeeper starts from a bundle of its own and follows the signed log from then on.
+    const gatekeeper = createGatekeeper({ bundle: { policySetId: 'refunds', policies: [] } });
+    const follower = followPolicyBundles(gatekeeper, 'refunds');
+    const watcher = await watchPolicyBundles({ kafka, keyring: TEST_KEYRING, namespace, onChange: follower.onChange });
+    running.push(watcher);
+    follower.catchUp(watcher);
+    expect(watcher.current('refunds')?.revision).toBe(1);
+    const refund = (amount: number) => gatekeeper.evaluate({ identity: { agent: 'refund-bot', actor: { id: 'user:olga', role: 'support' } }, call: { tool: 'payments.refund' }, input: { amount } });
+    expect(refund(200)).toMatchObject({ effect: 'deny', bundle: { policySetId: 'refunds', revision: 1 } });
+    await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(250) }, bearer(admin));
+    await waitFor(() => (watcher.current('refunds')?.revision === 2 ? true : undefined), { what: 'the guard picking up revision 2' });
+    expect((watcher.current('refunds')?.bundle as { policies: unknown[] }).policies[0]).toMatchObject({ rules: { denyWhen: 'input.amount > 250' } });
+    await waitFor(() => (gatekeeper.version().revision === 2 ? true : undefined), { what: 'the gatekeeper loading revision 2' });
+    expect(refund(200)).toMatchObject({ effect: 'allow', bundle: { policySetId: 'refunds', revision: 2 } });
+  });
+
+  it('simulates and explains without recording anything, and evaluates with a decision record carrying the version', async () => {
+    const { app, namespace } = await boot();
+    await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin));
+    await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(250) }, bearer(admin));
+    const call = { identity: { agent: 'refund-bot', tenant: 'acme', runId: 'run-7', actor: { id: 'user:olga', role: 'support' } }, call: { tool: 'payments.refund' }, input: { amount: 200 } };
+
+    const now = await app.post('/v1/policy-sets/refunds/simulate', call, bearer(reader));
+    expect(now.status).toBe(200);
+    expect(now.body).toMatchObject({ bundle: { policySetId: 'refunds', revision: 2 } });
+    expect(now.body).toMatchObject({ effect: 'allow', policyId: 'refunds-by-support' }); // 200 is under revision 2's limit
+    const then = await app.post('/v1/policy-sets/refunds/simulate', { ...call, revision: 1 }, bearer(reader));
+    expect(then.body).toMatchObject({ effect: 'deny', policyId: 'refund-limit', ruleId: 'denyWhen', bundle: { revision: 1 } });
+    const why = await app.post<{ decision: { effect: string }; policies: { policyId: string; status: string }[] }>('/v1/policy-sets/refunds/explain', { ...call, revision: 1 }, bearer(reader));
+    expect(why.body.decision.effect).toBe('deny');
+    expect(why.body.policies).toEqual([expect.objectContaining({ policyId: 'refund-limit', status: 'decided' }), expect.objectContaining({ policyId: 'refunds-by-support' })]);
+    const audit = async () => {
+      const found: TopicEvent<'audit'>[] = [];
+      await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void found.push(r.event) });
+      return found.filter((e) => e.payload.boundary === 'policy');
+    };
+    expect(await audit()).toEqual([]);
+
+    const evaluated = await app.post('/v1/policy-sets/refunds/evaluate', { ...call, input: { amount: 900 } }, bearer(reader));
+    expect(evaluated.body).toMatchObject({ effect: 'deny', bundle: { policySetId: 'refunds', revision: 2 }, decisionId: expect.any(String) });
+    const recorded = await waitFor(async () => {
+      const found = await audit();
+      return found.length === 1 ? found : undefined;
+    }, { what: 'the decision record' });
+    expect(recorded[0]?.payload).toMatchObject({ boundary: 'policy', outcome: 'denied', code: 'POLICY.DENY', toolId: 'payments.refund', agentId: 'refund-bot', policy: { bundleId: 'refunds', revision: 2, ruleId: 'denyWhen' } });
+    expect(recorded[0]?.correlationId).toBe('run-7');
+    expect(JSON.stringify(recorded)).not.toContain('900');
+    expect((await app.post('/v1/policy-sets/refunds/evaluate', { ...call, input: { amount: 1 }, identity: { ...call.identity, actor: { id: 'x' } } }, bearer(reader))).status).toBe(400);
+    expect((await app.post('/v1/policy-sets/shipping/simulate', call, bearer(reader))).status).toBe(404);
+  });
+});

@@ -1,0 +1,3 @@
+/** Nest injection tokens of the policy service. */
+export const POLICY_ENGINE = Symbol('POLICY_ENGINE');
+export const POLICY_OPTIONS = Symbol('POLICY_OPTIONS');
