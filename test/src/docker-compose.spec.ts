@@ -69,7 +69,7 @@ describe('docker-compose signing keys', () => {
   };
 
   it('gives each granting service its own signing key and every one the trusted keys, as mounted secrets', () => {
-    for (const [service, signer] of [['approval', 'approval'], ['idempotency-ledger', 'ledger']] as const) {
+    for (const [service, signer] of [['approval', 'approval'], ['idempotency-ledger', 'ledger'], ['policy', 'policy']] as const) {
       const entry = compose.services[service];
       expect(entry?.environment?.[SIGNING_ENV.signingKeyFile]).toBe(`/run/secrets/${signer}-signing-key`);
       expect(entry?.environment?.[SIGNING_ENV.trustedKeysFile]).toBe('/run/secrets/trusted-keys');
