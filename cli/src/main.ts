@@ -3,18 +3,21 @@
 //   gatehouse audit dump --out <file> [--namespace <ns>]
 //   gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]
 //   gatehouse approvals replay [--compare] [--schema <name>]
+//   gatehouse policy validate <bundle> | policy (simulate|explain) --context <file> (--bundle <file> | --service <url> --policy-set <id>)
 // Exit codes: 0 intact (or rebuilt and equal), 1 tampering found (or not equal), 2 usage or runtime error.
 // `approvals replay` reads the approval service's environment (GATEHOUSE_DATABASE_URL, ...).
 import { parseArgs } from 'node:util';
 import { GatehouseError, keyringFromEnv } from '@gatehouse/contracts';
 import { approvalProjection } from '@gatehouse/approval-projection';
 import { runReplayCli, SERVICES } from '@gatehouse/service-runtime';
+import { POLICY_USAGE, PolicyUsageError, runPolicyCommand } from './policy.js';
 import { describeReport, readAuditFile, readAuditTopic, verifyAuditChain, writeAuditFile } from './audit.js';
 
 const USAGE = `usage:
   gatehouse audit dump --out <file> [--namespace <ns>]
   gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]
-  gatehouse approvals replay [--compare] [--schema <name>]`;
+  gatehouse approvals replay [--compare] [--schema <name>]
+${POLICY_USAGE}`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [area, command, ...rest] = argv;
@@ -22,6 +25,7 @@ async function main(argv: readonly string[]): Promise<number> {
     // Rebuilds the approval projection from offset 0 into a fresh schema; --compare checks it equals the live one.
     return runReplayCli(SERVICES['approval'], approvalProjection(keyringFromEnv()), { argv: rest, print: (line) => process.stdout.write(`${JSON.stringify(line)}\n`) });
   }
+  if (area === 'policy') return runPolicyCommand(command, rest, (text) => process.stdout.write(`${text}\n`));
   if (area !== 'audit' || (command !== 'dump' && command !== 'verify')) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
@@ -52,7 +56,7 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     const code = error instanceof GatehouseError ? ` (${error.code})` : '';
-    process.stderr.write(error instanceof UsageError ? `${error.message}\n${USAGE}\n` : `gatehouse: ${(error as Error).message ?? 'failed'}${code}\n`);
+    process.stderr.write(error instanceof UsageError || error instanceof PolicyUsageError ? `${error.message}\n${USAGE}\n` : `gatehouse: ${(error as Error).message ?? 'failed'}${code}\n`);
     process.exit(2);
   },
 );

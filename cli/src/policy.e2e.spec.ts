@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { signingEnv, TEST_KEYS } from '@gatehouse/contracts/testing';
+import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
+import { createTestDatabase, freePort, type TestDatabase } from '@gatehouse/service-runtime/testing';
+
+// `gatehouse policy`: validate, simulate and explain on local files, and against the built
+// policy service started as a process. None of it executes a tool or records a decision.
+const cli = path.resolve(import.meta.dirname, '../dist/main.js');
+const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-policy-cli-'));
+const file = (name: string, text: string) => {
+  const p = path.join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+const BUNDLE = `policySetId: refunds
+policies:
+  - id: refund-limit
+    version: "1"
+    priority: 10
+    match: { tools: ["payments.refund"] }
+    rules: { denyWhen: "input.amount > 100" }
+  - id: support-may-refund
+    version: "1"
+    priority: 0
+    match: { tools: ["payments.refund"] }
+    rules: { allowWhen: "identity.actor.role == 'support'" }
+`;
+const context = (amount: number) => JSON.stringify({ identity: { actor: { id: 'user:olga', role: 'support' } }, call: { tool: 'payments.refund' }, input: { amount } });
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [cli, 'policy', ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+let service: ChildProcess | undefined;
+let database: TestDatabase | undefined;
+let keys: { env: Record<string, string>; remove: () => void } | undefined;
+
+afterAll(async () => {
+  service?.kill('SIGTERM');
+  await database?.drop();
+  keys?.remove();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('gatehouse policy on local files', () => {
+  it('validates a bundle, and names the field of an invalid one (exit 1)', () => {
+    expect(run(['validate', file('ok.yaml', BUNDLE)])).toMatchObject({ status: 0, stdout: 'policy validate: refunds: 2 policies, valid\n' });
+    const bad = run(['validate', file('bad.yaml', 'policySetId: refunds\npolicies:\n  - id: x\n')]);
+    expect(bad.status).toBe(1);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ valid: false, code: 'GATEKEEPER.BUNDLE_INVALID', details: { field: expect.stringContaining('policies.0') } });
+    expect(run(['validate']).status).toBe(2);
+  });
+
+  it('simulates and explains a call against a bundle file', () => {
+    const denied = run(['simulate', '--bundle', file('b.yaml', BUNDLE), '--context', file('c.json', context(500))]);
+    expect(denied.status).toBe(0);
+    expect(JSON.parse(denied.stdout)).toMatchObject({ effect: 'deny', policyId: 'refund-limit', ruleId: 'denyWhen' });
+    const explained = JSON.parse(run(['explain', '--bundle', file('b.yaml', BUNDLE), '--context', file('c2.json', context(50))]).stdout) as { decision: { effect: string }; policies: { policyId: string; status: string }[] };
+    expect(explained.decision.effect).toBe('allow');
+    expect(explained.policies.map((p) => [p.policyId, p.status])).toEqual([
+      ['refund-limit', 'no-rule-fired'],
+      ['support-may-refund', 'decided'],
+    ]);
+    expect(run(['simulate', '--context', file('c3.json', context(1))]).status).toBe(2);
+  });
+});
+
+describe('gatehouse policy against the policy service', () => {
+  beforeAll(async () => {
+    const namespace = await provisionedNamespace(testKafka('policy-cli-e2e'));
+    database = await createTestDatabase();
+    keys = signingEnv(TEST_KEYS.policy);
+    const port = await freePort();
+    const apiKey = `pk_${randomUUID()}`;
+    process.env['GATEHOUSE_POLICY_API_KEY'] = apiKey;
+    const operators = JSON.stringify([{ id: 'user:ops', role: 'policy-admin', apiKeySha256: createHash('sha256').update(apiKey).digest('hex'), policySets: '*', publish: true }]);
+    service = spawn(process.execPath, [path.resolve(import.meta.dirname, '../../services/policy/dist/main.js')], {
+      env: { ...process.env, ...keys.env, GATEHOUSE_PORT: String(port), GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_POLICY_OPERATORS: operators },
+      stdio: 'ignore',
+    });
+    const url = `http://127.0.0.1:${port}`;
+    for (let i = 0; ; i += 1) {
+      const up = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+      if (up) break;
+      if (i > 300) throw new Error('policy service did not start');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    process.env['GATEHOUSE_POLICY_SERVICE_URL'] = url;
+    const published = await fetch(`${url}/v1/policy-sets/refunds/versions`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ document: BUNDLE }) });
+    expect(published.status).toBe(201);
+  }, 90_000);
+
+  it('simulates and explains through the service, at the newest or a given revision', () => {
+    const url = process.env['GATEHOUSE_POLICY_SERVICE_URL'] ?? '';
+    const simulated = run(['simulate', '--service', url, '--policy-set', 'refunds', '--context', file('s.json', context(500))]);
+    expect(simulated.status).toBe(0);
+    expect(JSON.parse(simulated.stdout)).toMatchObject({ effect: 'deny', bundle: { policySetId: 'refunds', revision: 1 } });
+    const explained = run(['explain', '--service', url, '--policy-set', 'refunds', '--revision', '1', '--context', file('e.json', context(5))]);
+    expect(JSON.parse(explained.stdout)).toMatchObject({ decision: { effect: 'allow' } });
+    const missing = run(['simulate', '--service', url, '--policy-set', 'shipping', '--context', file('m.json', context(5))]);
+    expect(missing.status).toBe(1);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ code: 'POLICY.NOT_FOUND' });
+    expect(run(['simulate', '--service', url, '--policy-set', 'refunds', '--context', file('n.json', context(5))], { GATEHOUSE_POLICY_API_KEY: '' }).status).toBe(2);
+  });
+});
