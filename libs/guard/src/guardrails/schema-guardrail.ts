@@ -113,6 +113,8 @@ export function createSchemaGuardrail(options: SchemaGuardrailOptions = {}): Gua
   // mutated after its first use is not seen again; give the tool a new schema object instead.
   const prepared = new WeakMap<object, PreparedSchema>();
   const prepare = (schema: Readonly<Record<string, JsonValue>>): PreparedSchema => {
+    // A tool's schema comes as JSON: it may be `true`/`false`, which a WeakMap cannot key.
+    if (typeof schema !== 'object' || schema === null) return prepareSchema(schema as JsonValue, { draft, remotes: options.remotes });
     let found = prepared.get(schema);
     if (found === undefined) {
       found = prepareSchema(schema, { draft, remotes: options.remotes });
