@@ -4,8 +4,8 @@ import path from 'node:path';
 import { exportEventJsonSchemas, recordKey, TOPIC_LIST, TOPICS } from './index.js';
 
 describe('topic catalog', () => {
-  it('names every topic gatehouse.<stream>.v<N>', () => {
-    for (const topic of TOPIC_LIST) expect(topic.name).toMatch(/^gatehouse\.[a-z-]+\.v\d+$/);
+  it('names every topic gatehouse.<stream>.v<N> (a reply topic of request/reply adds .reply)', () => {
+    for (const topic of TOPIC_LIST) expect(topic.name).toMatch(/^gatehouse\.[a-z-]+\.v\d+(\.reply)?$/);
   });
 
   it('stamps every topic with the broker append time, so replays see the same clock', () => {

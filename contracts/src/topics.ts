@@ -69,6 +69,22 @@ export const TOPICS = {
     configs: { ...appendTime, 'cleanup.policy': 'compact', 'min.compaction.lag.ms': String(DAY_MS) },
     events: [PolicyBundlePublishedV1],
   },
+  // Request/reply of the policy service's `evaluate` for agents not written in TypeScript
+  // (NestJS microservices' Kafka transport: correlation id and reply topic in the headers).
+  policyEvaluations: {
+    name: 'gatehouse.policy-evaluations.v1',
+    key: 'policy set id',
+    partitions: 1,
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(DAY_MS) },
+    events: [],
+  },
+  policyEvaluationReplies: {
+    name: 'gatehouse.policy-evaluations.v1.reply',
+    key: 'none (the correlation id is a header)',
+    partitions: 1,
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(DAY_MS) },
+    events: [],
+  },
   deadLetter: {
     name: 'gatehouse.dead-letter.v1',
     key: 'original topic/partition/offset',

@@ -114,7 +114,7 @@ for entry in $SERVICES; do
   case "$status" in '{'*'"status":"ok"'*) ;; *) failed=1 ;; esac
 done
 echo
-echo "kafka:    127.0.0.1:${GATEHOUSE_KAFKA_PORT:-9092} (topics: $GATEHOUSE_TOPIC_NAMESPACE.gatehouse.{audit,approvals,ledger,policies,dead-letter}.v1)"
+echo "kafka:    127.0.0.1:${GATEHOUSE_KAFKA_PORT:-9092} (topics: $GATEHOUSE_TOPIC_NAMESPACE.gatehouse.{audit,approvals,ledger,policies,policy-evaluations,dead-letter}.v1)"
 echo "          SASL/SCRAM-SHA-512; one user per principal, passwords in $GATEHOUSE_STATE_DIR/secrets/kafka/<user>.password"
 echo "postgres: 127.0.0.1:5432/gatehouse (one schema per service)"
 echo "logs:     $run_dir/<service>.log, $GATEHOUSE_STATE_DIR/kafka/logs/"

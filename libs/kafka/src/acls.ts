@@ -60,6 +60,9 @@ export const TOPIC_GRANTS: Readonly<Record<TopicId, TopicGrant>> = {
   ledger: { writers: ['ledger'], readers: ['ledger'] },
   // Only the policy service publishes; every gate and service loads them.
   policies: { writers: ['policy'], readers: EVERYONE },
+  // Agents not written in TypeScript ask the policy service for decisions and read its replies.
+  policyEvaluations: { writers: ['agent'], readers: ['policy'] },
+  policyEvaluationReplies: { writers: ['policy'], readers: ['agent'] },
   // Where a service's consumer parks records it cannot handle; operators read it as admin.
   deadLetter: { writers: SERVICES, readers: [] },
 };
@@ -72,9 +75,11 @@ export const EXTRA_TOPIC_GRANTS: Readonly<Record<string, TopicGrant>> = {
 
 /**
  * Consumer groups, by prefix: replays and tails use throwaway groups
- * (`gatehouse-replay-<uuid>`, `gatehouse-tail-<uuid>`); every role that reads joins them.
+ * (`gatehouse-replay-<uuid>`, `gatehouse-tail-<uuid>`), and the policy evaluation request/reply
+ * its own (`gatehouse-policy-evaluator-server`, `gatehouse-policy-client-<uuid>-client`); every
+ * role that reads joins them.
  */
-export const GROUP_PREFIXES: readonly string[] = ['gatehouse-replay-', 'gatehouse-tail-'];
+export const GROUP_PREFIXES: readonly string[] = ['gatehouse-replay-', 'gatehouse-tail-', 'gatehouse-policy-'];
 
 /** A role may use transactional ids starting with its principal and a dash (e.g. `svc-ledger-projection`). */
 export function transactionalIdPrefix(principal: string): string {

@@ -75,7 +75,7 @@ describe('ACL grants', () => {
     acls.some((a) => a.principal === `User:${user}` && a.operation === operation && a.resourceType === AclResourceTypes.TOPIC && a.resourceName === `ns.${topic}`);
   const P = DEFAULT_KAFKA_PRINCIPALS;
 
-  it('gives the agent principal only requests, audit and reading approvals and policies', () => {
+  it('gives the agent principal only requests, audit, policy evaluations, and reading approvals, policies and evaluation replies', () => {
     const agentTopics = acls.filter((a) => a.principal === `User:${P.agent}` && a.resourceType === AclResourceTypes.TOPIC).map((a) => `${a.operation}:${a.resourceName}`);
     expect(agentTopics.sort()).toEqual(
       [
@@ -83,6 +83,8 @@ describe('ACL grants', () => {
         `${AclOperationTypes.WRITE}:ns.gatehouse.approvals.v1`,
         `${AclOperationTypes.READ}:ns.gatehouse.approvals.v1`,
         `${AclOperationTypes.READ}:ns.gatehouse.policies.v1`,
+        `${AclOperationTypes.WRITE}:ns.gatehouse.policy-evaluations.v1`,
+        `${AclOperationTypes.READ}:ns.gatehouse.policy-evaluations.v1.reply`,
       ].sort(),
     );
   });
@@ -100,6 +102,7 @@ describe('ACL grants', () => {
   it('grants readers the throwaway groups and writers their transactional ids, by prefix', () => {
     const prefixed = acls.filter((a) => a.resourcePatternType === ResourcePatternTypes.PREFIXED);
     expect(prefixed.filter((a) => a.resourceType === AclResourceTypes.GROUP && a.principal === `User:${P.agent}`).map((a) => a.resourceName).sort()).toEqual([
+      'gatehouse-policy-',
       'gatehouse-replay-',
       'gatehouse-tail-',
     ]);

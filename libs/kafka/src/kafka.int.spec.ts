@@ -4,6 +4,7 @@ import {
   ApprovalRequestedV1,
   createEvent,
   DecisionRecordedV1,
+  TOPIC_LIST,
   type TopicEvent,
   topicName,
 } from '@gatehouse/contracts';
@@ -56,7 +57,7 @@ describe('provisioning', () => {
   it('creates the catalog topics with LogAppendTime and is idempotent', async () => {
     const namespace = randomNamespace();
     const first = await provisionTopics(kafka, { namespace });
-    expect(first.created).toHaveLength(5);
+    expect(first.created).toHaveLength(TOPIC_LIST.length);
     const second = await provisionTopics(kafka, { namespace });
     expect(second).toEqual({ created: [], updated: [], unchanged: first.created });
 

@@ -5,6 +5,8 @@ import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type Se
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { DecideController } from './decide/decide.http.controller.js';
+import { PolicyKafkaEvaluator } from './decide/kafka-evaluator.js';
+import { PolicyDecisions } from './decide/policy-decisions.js';
 import { PolicyEngine } from './engine/policy-engine.js';
 import { PolicyExceptionFilter } from './http/policy-exception.filter.js';
 import { type PolicyOptions, policyOptionsFromEnv } from './policy-config.js';
@@ -12,14 +14,18 @@ import { PolicyStatusController } from './policy-status.http.controller.js';
 import { POLICY_MIGRATIONS, policyProjection } from './projection/policy-projection.js';
 import { PublishVersionController } from './publish-version/publish-version.http.controller.js';
 import { ReadVersionsController } from './read-versions/read-versions.http.controller.js';
-import { POLICY_ENGINE, POLICY_OPTIONS } from './tokens.js';
+import { POLICY_DECISIONS, POLICY_ENGINE, POLICY_EVALUATOR, POLICY_OPTIONS } from './tokens.js';
 
 /** Versioned policy bundles: validate, version, sign and publish; list, diff; simulate, explain, evaluate. */
 @Module({})
 export class PolicyModule implements OnModuleDestroy {
-  constructor(@Inject(POLICY_ENGINE) private readonly engine: PolicyEngine) {}
+  constructor(
+    @Inject(POLICY_ENGINE) private readonly engine: PolicyEngine,
+    @Inject(POLICY_EVALUATOR) private readonly evaluator: PolicyKafkaEvaluator | undefined,
+  ) {}
 
-  static forRoot(config: ServiceConfig, options: PolicyOptions = policyOptionsFromEnv()): DynamicModule {
+  /** `kafkaEvaluator: false` leaves out the Kafka request/reply transport (REST only). */
+  static forRoot(config: ServiceConfig, options: PolicyOptions = policyOptionsFromEnv(), transports: { kafkaEvaluator?: boolean } = {}): DynamicModule {
     return {
       module: PolicyModule,
       imports: [ServiceRuntimeModule.forRoot({ config, migrations: POLICY_MIGRATIONS })],
@@ -39,12 +45,24 @@ export class PolicyModule implements OnModuleDestroy {
               log: nestFoldLog('policy'),
             }),
         },
+        { provide: POLICY_DECISIONS, inject: [POLICY_ENGINE], useFactory: (engine: PolicyEngine) => new PolicyDecisions(engine) },
+        {
+          provide: POLICY_EVALUATOR,
+          inject: [POLICY_DECISIONS],
+          useFactory: async (decisions: PolicyDecisions) => {
+            if (transports.kafkaEvaluator === false) return undefined;
+            const evaluator = new PolicyKafkaEvaluator(config.kafka, config.topicNamespace, decisions);
+            await evaluator.start();
+            return evaluator;
+          },
+        },
         { provide: APP_FILTER, useClass: PolicyExceptionFilter },
       ],
     };
   }
 
   async onModuleDestroy(): Promise<void> {
+    await this.evaluator?.stop().catch(() => undefined);
     await this.engine.stop();
   }
 }

@@ -1,10 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { checkGrant, type TopicEvent } from '@gatehouse/contracts';
+import { checkGrant, type TopicEvent, topicName } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { createGatekeeper, followPolicyBundles } from '@gatehouse/guard/gatekeeper';
 import { watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
-import { replayTopic } from '@gatehouse/kafka';
-import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { kafkaConfigFromEnv, replayTopic } from '@gatehouse/kafka';
+import { ClientKafka } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
+import { kafkaUserEnv, provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
 import { type Kafka } from 'kafkajs';
 import { bearer, type PolicyApp, startPolicyApp, testOperator } from './testing/policy-app.js';
@@ -31,10 +33,10 @@ afterAll(async () => {
   await database.drop();
 });
 
-async function boot(): Promise<{ app: PolicyApp; namespace: string }> {
+async function boot(kafkaEvaluator = false): Promise<{ app: PolicyApp; namespace: string }> {
   schemaCount += 1;
   const namespace = await provisionedNamespace(kafka);
-  const app = await startPolicyApp({ namespace, databaseUrl: database.url, schema: `policy_t${schemaCount}`, operators: [admin, reader, other] });
+  const app = await startPolicyApp({ namespace, databaseUrl: database.url, schema: `policy_t${schemaCount}`, operators: [admin, reader, other], kafkaEvaluator });
   running.push(app);
   return { app, namespace };
 }
@@ -162,5 +164,34 @@ describe('policy service', () => {
     expect(JSON.stringify(recorded)).not.toContain('900');
     expect((await app.post('/v1/policy-sets/refunds/evaluate', { ...call, input: { amount: 1 }, identity: { ...call.identity, actor: { id: 'x' } } }, bearer(reader))).status).toBe(400);
     expect((await app.post('/v1/policy-sets/shipping/simulate', call, bearer(reader))).status).toBe(404);
+  });
+
+  it('evaluates over Kafka request/reply for agents not written in TypeScript, recording the decision as over REST', async () => {
+    const { app, namespace } = await boot(true);
+    await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin));
+    // The "agent": any Kafka client speaking NestJS's request/reply headers, here NestJS's own, as the agent principal.
+    const config = kafkaConfigFromEnv('policy-eval-agent', { ...process.env, ...kafkaUserEnv('agent') });
+    const client = new ClientKafka({
+      client: { clientId: config.clientId, brokers: [...config.brokers], ...(config.sasl && { sasl: { mechanism: config.sasl.mechanism, username: config.sasl.username, password: config.sasl.password } as never }) },
+      consumer: { groupId: `gatehouse-policy-client-${Math.random().toString(36).slice(2, 10)}`, allowAutoTopicCreation: false },
+      producer: { allowAutoTopicCreation: false },
+    });
+    const topic = topicName('policyEvaluations', namespace);
+    client.subscribeToResponseOf(topic);
+    await client.connect();
+    running.push({ close: () => client.close() });
+    const ask = (amount: number, extra: object = {}) =>
+      firstValueFrom(client.send<{ ok: boolean; decision?: { effect: string; bundle: { revision: number } }; error?: { code: string } }>(topic, { policySetId: 'refunds', identity: { agent: 'legacy-bot', runId: 'run-k', actor: { id: 'user:olga', role: 'support' } }, call: { tool: 'payments.refund' }, input: { amount }, ...extra }));
+    expect(await ask(500)).toMatchObject({ ok: true, decision: { effect: 'deny', bundle: { revision: 1 } } });
+    expect(await ask(50)).toMatchObject({ ok: true, decision: { effect: 'allow' } });
+    expect(await ask(1, { policySetId: 'shipping' })).toEqual({ ok: false, error: { code: 'POLICY.NOT_FOUND', message: expect.any(String) } });
+    expect(await ask(1, { input: undefined })).toMatchObject({ ok: false, error: { code: 'POLICY.INVALID_REQUEST' } });
+    const recorded = await waitFor(async () => {
+      const found: TopicEvent<'audit'>[] = [];
+      await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void found.push(r.event) });
+      const mine = found.filter((e) => e.payload.boundary === 'policy' && e.payload.agentId === 'legacy-bot');
+      return mine.length === 2 ? mine : undefined;
+    }, { what: 'both decisions recorded' });
+    expect(recorded.map((e) => e.payload.code).sort()).toEqual(['POLICY.ALLOW', 'POLICY.DENY']);
   });
 });

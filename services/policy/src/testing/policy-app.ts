@@ -36,6 +36,8 @@ export interface PolicyAppOptions {
   readonly operators: readonly TestOperator[];
   readonly signingKey?: SigningKey;
   readonly keyring?: Keyring;
+  /** Start the Kafka request/reply evaluator (default false: it joins a consumer group, which takes seconds). */
+  readonly kafkaEvaluator?: boolean;
 }
 
 /** A policy service booted in-process on a random loopback port, spoken to over real HTTP. */
@@ -52,7 +54,7 @@ export async function startPolicyApp(options: PolicyAppOptions): Promise<PolicyA
     operators: parseOperators(operatorsJson(options.operators)),
     signingKey: options.signingKey ?? TEST_KEYS.policy,
     keyring: options.keyring ?? TEST_KEYRING,
-  });
+  }, { kafkaEvaluator: options.kafkaEvaluator ?? false });
   const app = await NestFactory.create(module, { logger: ['error'], abortOnError: false });
   const client = httpClient(await listenOnLoopback(app));
   return { ...client, app, engine: app.get<PolicyEngine>(POLICY_ENGINE), close: () => app.close() };

@@ -1,0 +1,71 @@
+import { GatehouseError, topicName } from '@gatehouse/contracts';
+import { type KafkaConnectionConfig } from '@gatehouse/kafka';
+import { ServerKafka } from '@nestjs/microservices';
+import { of } from 'rxjs';
+import { z } from 'zod';
+import { PolicyError } from '../errors.js';
+import { DecideRequest, type PolicyDecisions } from './policy-decisions.js';
+
+/** An evaluation request on `gatehouse.policy-evaluations.v1`: the REST body plus the policy set. */
+const KafkaEvaluateRequest = DecideRequest.extend({ policySetId: z.string().min(1).max(128) });
+
+/** The reply: the decision, or a coded error (never request content). */
+export type KafkaEvaluateReply = { readonly ok: true; readonly decision: unknown } | { readonly ok: false; readonly error: { readonly code: string; readonly message: string } };
+
+/**
+ * `evaluate` over Kafka request/reply, through @nestjs/microservices' Kafka transport, for agents
+ * not written in TypeScript: a request on `gatehouse.policy-evaluations.v1` carrying the headers
+ * `kafka_correlationId`, `kafka_replyTopic` (`gatehouse.policy-evaluations.v1.reply`) and
+ * `kafka_replyPartition` gets its reply there with the same correlation id. The decision is made
+ * and recorded exactly as over REST. Who may ask is the broker's business: only principals with
+ * WRITE on the requests topic (agents) can.
+ */
+export class PolicyKafkaEvaluator {
+  private readonly server: ServerKafka;
+
+  constructor(
+    connection: KafkaConnectionConfig,
+    namespace: string | undefined,
+    private readonly decisions: PolicyDecisions,
+  ) {
+    const sasl = connection.sasl;
+    this.server = new ServerKafka({
+      client: {
+        clientId: `${connection.clientId}-evaluator`,
+        brokers: [...connection.brokers],
+        ...(sasl && { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as never }),
+        retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5_000 },
+      },
+      consumer: { groupId: 'gatehouse-policy-evaluator', allowAutoTopicCreation: false },
+      producer: { allowAutoTopicCreation: false },
+      subscribe: { fromBeginning: false },
+      postfixId: '-server',
+    });
+    this.server.addHandler(topicName('policyEvaluations', namespace), (data: unknown) => this.handle(data), false);
+  }
+
+  private async handle(data: unknown) {
+    let reply: KafkaEvaluateReply;
+    try {
+      const parsed = KafkaEvaluateRequest.safeParse(data);
+      if (!parsed.success) throw new PolicyError('POLICY.INVALID_REQUEST', { fields: parsed.error.issues.map((i) => ({ field: i.path.map(String).join('.') || '(body)', problem: i.message })) });
+      const { policySetId, ...request } = parsed.data;
+      reply = { ok: true, decision: await this.decisions.evaluate(policySetId, request) };
+    } catch (error) {
+      const known = error instanceof GatehouseError;
+      reply = { ok: false, error: { code: known ? error.code : 'POLICY.INTERNAL', message: known ? error.message : 'the policy service failed' } };
+    }
+    return of(reply);
+  }
+
+  /** Joins the consumer group and starts answering. */
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      void this.server.listen((error?: unknown) => (error ? reject(error instanceof Error ? error : new Error('kafka evaluator failed to start')) : resolve()));
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.server.close();
+  }
+}
