@@ -335,7 +335,11 @@ describe('forged decisions', () => {
     await rogue.publish('approvals', forged);
     await rogue.publish('approvals', signEvent(forged, testSigningKey('approval', 'approval-test')));
     await waitFor(() => (app.engine.status().untrustedGrants === 2 ? true : undefined), { what: 'both forgeries folded' });
-    const seen = await app.get<{ status: string; history: { verdict: { reason?: string; untrusted?: string } }[] }>(`/v1/approvals/${approvalId}`, bearer(alice));
+    // The projection commits per batch, a moment after the fold: read until it holds both.
+    const seen = await waitFor(async () => {
+      const answer = await app.get<{ status: string; history: { verdict: { reason?: string; untrusted?: string } }[] }>(`/v1/approvals/${approvalId}`, bearer(alice));
+      return answer.body.history.length === 3 ? answer : undefined;
+    }, { what: 'both forgeries projected' });
     expect(seen.body.status).toBe('pending');
     expect(seen.body.history.slice(1).map((h) => [h.verdict.reason, h.verdict.untrusted])).toEqual([
       ['untrusted-signature', 'unsigned'],
