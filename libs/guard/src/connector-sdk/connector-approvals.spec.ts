@@ -209,10 +209,16 @@ describe('connector approvals through the log', () => {
     expect(executed).toHaveLength(0);
   });
 
+  it('asks nobody for a connector that does not require approval, though it has a gateway for guardrails to park calls on', async () => {
+    const gateway = createInMemoryApprovalGateway();
+    const reader = createConnector({ id: 'x.y', description: 'x', inputSchema: z.object({}), permissions: { sideEffect: 'read' }, approvals: { gateway }, execute: async () => 1 });
+    await expect(invokeConnector(reader, {}, { requestContext: context() })).resolves.toBe(1);
+    expect(gateway.requests()).toEqual([]);
+  });
+
   it('validates the approvals config at construction', () => {
     const gateway = createInMemoryApprovalGateway();
     const base = { id: 'x.y', description: 'x', inputSchema: z.object({}), execute: async () => 1 };
-    expect(() => createConnector({ ...base, permissions: { sideEffect: 'read' }, approvals: { gateway } })).toThrow(/never requires approval/);
     const needs = { ...base, permissions: { sideEffect: 'destructive' as const } };
     expect(() => createConnector({ ...needs, approvals: { gateway, retries: 3 } as never })).toThrow(/unknown approvals field "retries"/);
     expect(() => createConnector({ ...needs, approvals: { gateway: {} as never } })).toThrow(/ApprovalGateway/);

@@ -13,7 +13,7 @@ import { type AuditEvent } from '../audit/types.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
 import { type Actor, actorFromRequestContext } from '../rbac/actor.js';
-import { ISOLATION_SCOPE_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, WORKFLOW_SCOPE_CONTEXT_KEY } from './context-keys.js';
+import { GUARDRAIL_APPROVAL_CONTEXT_KEY, ISOLATION_SCOPE_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, WORKFLOW_SCOPE_CONTEXT_KEY } from './context-keys.js';
 import { egressFetch, type EgressGuardedFetch } from './egress/index.js';
 import { egressHookOf, hookedEgressFetch } from './egress/egress-hooks.js';
 import { ConnectorPolicyError, ConnectorValidationError, type ConnectorErrorCategory } from './errors.js';
@@ -165,7 +165,9 @@ function resolveApprovals(id: string, value: ConnectorApprovalsConfig | undefine
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`${where}: approvals must be an object`);
   const unknown = Object.keys(value).filter((k) => !APPROVALS_FIELDS.has(k));
   if (unknown.length > 0) throw new TypeError(`${where}: unknown approvals field ${unknown.map((k) => `"${k}"`).join(', ')}`);
-  if (!approvalRequired) throw new TypeError(`${where}: approvals is given but the connector never requires approval`);
+  // A connector whose manifest does not require approval may still have a gateway: a guardrail's
+  // `approve` verdict parks a call on a person through it (GUARDRAIL_APPROVAL_CONTEXT_KEY).
+  void approvalRequired;
   if (value.gateway === null || typeof value.gateway !== 'object' || typeof value.gateway.awaitApproval !== 'function') throw new TypeError(`${where}: approvals.gateway must be an ApprovalGateway`);
   const deadlineMs = value.deadlineMs ?? 900_000;
   if (!Number.isSafeInteger(deadlineMs) || deadlineMs < 1 || deadlineMs > MAX_DEADLINE_MS) throw new TypeError(`${where}: approvals.deadlineMs must be a positive integer of at most ${MAX_DEADLINE_MS}`);
@@ -212,6 +214,14 @@ function requesterOf(actor: Actor | undefined, context: AuditContext, connectorI
   if (actor?.kind === 'agent') return Object.freeze({ id: actor.id, role: actor.role, kind: 'agent' });
   const id = context.agentId === undefined ? `connector:${connectorId}` : `agent:${context.agentId}`;
   return Object.freeze({ id: id.slice(0, 256), role: 'agent', kind: 'agent' });
+}
+
+/** The guardrail that parked this call on a person (trusted context), if any. */
+function guardrailApprovalOf(rc: unknown): string | undefined {
+  const raw = (rc as { get?: (key: string) => unknown } | undefined)?.get?.(GUARDRAIL_APPROVAL_CONTEXT_KEY);
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const by = (raw as { by?: unknown }).by;
+  return typeof by === 'string' && by.length > 0 ? by.slice(0, 128) : undefined;
 }
 
 /** The connector's dry run as the reviewer's preview; omitted when it throws, hangs or is not JSON. */
@@ -486,7 +496,8 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
   // the approvals log. A Mastra approval (mastraRequireApproval) is neither: it never counts here.
   const tenant = toolCall.isolationScope ?? base.context.tenant ?? 'default';
   let effectiveInput = input;
-  if (c.resolved.approvalRequired) {
+  const parkedBy = guardrailApprovalOf(rc);
+  if (c.resolved.approvalRequired || (parkedBy !== undefined && c.approvals)) {
     const grant = grants.state === 'valid' ? grants.value.find((g) => grantMatches(g, { connectorId: c.id, identity: identityValue, toolCallId: call.toolCallId })) : undefined;
     if (grant) {
       if (grant.approvalId !== undefined) approvalDetail = { approvalId: grant.approvalId };
@@ -516,7 +527,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
         requester: requesterOf(actor, base.context, c.id),
         ...(actor !== undefined && actor.kind !== 'agent' && { onBehalfOf: Object.freeze({ id: actor.id, role: actor.role, kind: actor.kind ?? 'human' }) }),
         ...(approvals.quorum && { quorum: approvals.quorum }),
-        reason: manifest.requiresApproval === true ? 'the connector manifest requires approval' : 'destructive calls require approval',
+        reason: c.resolved.approvalRequired ? (manifest.requiresApproval === true ? 'the connector manifest requires approval' : 'destructive calls require approval') : 'a guardrail requires approval for this call',
         deadline: new Date(Date.now() + approvals.deadlineMs).toISOString(),
         ...(base.context.runId === undefined ? {} : { correlationId: base.context.runId }),
         ...(base.context.traceparent === undefined ? {} : { traceparent: base.context.traceparent }),

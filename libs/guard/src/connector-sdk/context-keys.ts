@@ -14,5 +14,11 @@ export const DRY_RUN_CONTEXT_KEY = 'gatehouse.dryRun';
 export const IDEMPOTENCY_KEY_CONTEXT_KEY = 'gatehouse.idempotencyKey';
 /** Opaque tenant isolation scope of the current request. */
 export const ISOLATION_SCOPE_CONTEXT_KEY = 'gatehouse.isolationScope';
+/**
+ * `{ by: <guardrail name> }`: a guardrail's `approve` verdict parked this call on a person, so the
+ * connector asks its approvals gateway even if its manifest does not require approval. It can
+ * only make a call stricter; the guard sets it on a per-call copy of the context.
+ */
+export const GUARDRAIL_APPROVAL_CONTEXT_KEY = 'gatehouse.guardrailApproval';
 /** Workflow id the current code runs under. */
 export const WORKFLOW_SCOPE_CONTEXT_KEY = 'gatehouse.workflowScope';

@@ -141,6 +141,34 @@ describe('guardrails in the agent loop: tool-args', () => {
     expect(executed).toEqual([{ orderId: 'o-1', amount: 5 }]);
     expect(model.prompts[1]).toContain('refunded');
   });
+
+  it('parks a call on a person even when the connector itself does not require approval', async () => {
+    const gateway = createInMemoryApprovalGateway();
+    const executed: unknown[] = [];
+    const refund = createConnector<{ orderId: string; amount: number }, unknown>({
+      id: 'issue-refund',
+      description: 'Refund an order',
+      inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+      permissions: { sideEffect: 'write' }, // no requiresApproval: only the guardrail asks for a person
+      execute: async (i) => { executed.push(i); return { refunded: i.amount }; },
+      audit: new AuditLogger(),
+      approvals: { gateway, waitMs: 5_000 },
+    });
+    const { agent } = agentWith(
+      [refundCall(500), { toolCall: { toolName: 'issue-refund', toolCallId: 'call-2', args: { orderId: 'o-2', amount: 5 } } }, { text: 'done' }],
+      [rule('big-refunds-need-a-person', 'tool-args', 'approve', over100)],
+      { tools: { 'issue-refund': refund } },
+    );
+    const run = agent.generate('go', { requestContext: context() });
+    const request = await gateway.waitForRequest();
+    expect(request.payload.reason).toBe('a guardrail requires approval for this call');
+    expect(executed).toEqual([]);
+    gateway.decide(request.payload.approvalId, { verdict: 'deny' });
+    expect((await run).text).toBe('done');
+    // The parked call never ran; the small one, which the guardrail allowed, ran without asking.
+    expect(executed).toEqual([{ orderId: 'o-2', amount: 5 }]);
+    expect(gateway.requests()).toHaveLength(1);
+  });
 });
 
 describe('guardrails in the agent loop: halt', () => {

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { connectorHasApprovalGateway } from '../connector-sdk/connector.js';
-import { type EgressRequestView, setEgressHook } from '../connector-sdk/egress/egress-hooks.js';
+import { GUARDRAIL_APPROVAL_CONTEXT_KEY } from '../connector-sdk/context-keys.js';
+import { egressHookOf, type EgressRequestView, setEgressHook } from '../connector-sdk/egress/egress-hooks.js';
 import { type Abort, isTripWire } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
 import { guardrailCode, guardrailReason, recordGuardrailDecision } from './audit-guardrail.js';
@@ -61,6 +62,21 @@ export function startGuardrailRun(options: AgentGuardrailsOptions, callerContext
     });
   }
   return { requestContext, run };
+}
+
+/**
+ * A copy of this call's context that tells the connector a guardrail parked the call on a person
+ * (GUARDRAIL_APPROVAL_CONTEXT_KEY); it keeps the run and the egress hook of the original.
+ */
+function parkedContext(rc: unknown, by: string): RequestContext {
+  const copy = new RequestContext() as RequestContext;
+  if (rc instanceof RequestContext) for (const [key, value] of rc.entries()) copy.set(key, value);
+  copy.set(GUARDRAIL_APPROVAL_CONTEXT_KEY, Object.freeze({ by }));
+  const run = guardrailRunOf(rc);
+  if (run) runs.set(copy, run);
+  const hook = egressHookOf(rc);
+  if (hook) setEgressHook(copy, hook);
+  return copy;
 }
 
 export function guardrailRunOf(requestContext: unknown): GuardrailRun | undefined {
@@ -155,6 +171,7 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
       const run = guardrailRunOf(rc);
       const detail = { tool: toolId, ...(typeof context.agent?.toolCallId === 'string' ? { toolCallId: context.agent.toolCallId } : {}) };
       let callInput = input;
+      let callCtx = ctx;
       if (args) {
         const decision = isJsonValue(input)
           ? await decide(options, 'tool-args', input, rc, context.abortSignal, resource, detail, tool)
@@ -168,8 +185,10 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
             callInput = decision.verdict.payload;
             break;
           case 'approve':
-            // A person must say yes: only a connector's approvals gateway can ask one.
+            // A person must say yes: only a connector's approvals gateway can ask one. The call is
+            // parked there even if the connector's manifest does not require approval.
             if (!connectorHasApprovalGateway(original)) return refusal(toolId, { ...decision, verdict: { ...decision.verdict, reason: 'approval required but no approvals gateway is configured for this tool' } });
+            callCtx = { ...context, requestContext: parkedContext(rc, decision.by ?? 'guardrail') };
             break;
           case 'halt':
             if (run) run.halted ??= { by: decision.by ?? 'guardrail', reason: guardrailReason(decision) };
@@ -182,7 +201,7 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
           }
         }
       }
-      const output = await original.execute!(callInput, ctx);
+      const output = await original.execute!(callInput, callCtx);
       if (!results) return output;
       const decision = isJsonValue(output)
         ? await decide(options, 'tool-result', output, rc, context.abortSignal, resource, detail, tool)
