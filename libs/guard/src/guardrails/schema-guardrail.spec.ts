@@ -103,12 +103,77 @@ describe('createSchemaGuardrail', () => {
     expect((await createSchemaGuardrail({ onMissingSchema: 'allow' }).check(toolArgs({ q: 'x' }))).action).toBe('allow');
   });
 
-  it('resolves $ref to remote schemas from memory only', () => {
+  it('resolves $ref to remote schemas from memory only', async () => {
     const remotes = { 'https://schemas.example/money.json': { type: 'object', required: ['amount'], properties: { amount: { type: 'number' } } } };
     const schema = { properties: { price: { $ref: 'https://schemas.example/money.json' } } };
-    expect(validateAgainstSchema(schema, { price: { amount: 3 } }, { remotes })).toEqual({ ok: true });
-    expect(validateAgainstSchema(schema, { price: {} }, { remotes })).toMatchObject({ ok: false, code: 'SCHEMA.INVALID_ARGUMENTS' });
-    expect(validateAgainstSchema(schema, { price: {} })).toMatchObject({ ok: false, code: 'SCHEMA.UNUSABLE' });
+    expect(await validateAgainstSchema(schema, { price: { amount: 3 } }, { remotes })).toEqual({ ok: true });
+    expect(await validateAgainstSchema(schema, { price: {} }, { remotes })).toMatchObject({ ok: false, code: 'SCHEMA.INVALID_ARGUMENTS' });
+    expect(await validateAgainstSchema(schema, { price: {} })).toMatchObject({ ok: false, code: 'SCHEMA.UNUSABLE' });
+  });
+
+  it('never fetches: a $ref to a document not given in memory denies as partial', async () => {
+    const realFetch = globalThis.fetch;
+    const fetched: unknown[] = [];
+    globalThis.fetch = ((...args: unknown[]) => {
+      fetched.push(args[0]);
+      return Promise.reject(new Error('no network in this test'));
+    }) as typeof fetch;
+    try {
+      for (const $ref of ['https://schemas.example/money.json', 'http://schemas.example/money.json', 'file:///etc/passwd', 'money.json']) {
+        expect(await check({ price: 1 }, { properties: { price: { $ref } } })).toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
+      }
+      expect(await check({ price: 1 }, { $schema: 'https://schemas.example/meta.json' })).toMatchObject({ action: 'deny', outcome: 'partial' });
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    expect(fetched).toEqual([]);
+  });
+
+  it('validates $dynamicRef against the dynamic scope', async () => {
+    const tree = {
+      $id: 'https://schemas.example/tree',
+      $dynamicAnchor: 'node',
+      type: 'object',
+      properties: { children: { type: 'array', items: { $dynamicRef: '#node' } } },
+    };
+    const strictTree = { $id: 'https://schemas.example/strict-tree', $dynamicAnchor: 'node', $ref: 'tree', unevaluatedProperties: false };
+    const remotes = { 'https://schemas.example/tree': tree };
+    const guardrail = createSchemaGuardrail({ remotes });
+    const call = (value: JsonValue) => guardrail.check({ ...toolArgs(value, strictTree) });
+    expect((await call({ children: [{ children: [] }] })).action).toBe('allow');
+    const denied = await call({ children: [{ daat: 1 }] });
+    expect(denied).toMatchObject({ action: 'deny', outcome: 'complete' });
+    expect(denied.reason).toContain('unevaluatedProperties at "/children/0"');
+  });
+
+  it('refuses a schema with $anchor or $id inside an enum or const value rather than misread it', async () => {
+    const misread: Record<string, JsonValue>[] = [
+      { enum: [{ $anchor: 'a', type: 'null' }] },
+      { const: { $id: 'https://schemas.example/x' } },
+      { $schema: 'http://json-schema.org/draft-04/schema#', enum: [{ id: 'x' }] },
+    ];
+    for (const schema of misread) {
+      expect(await check({ type: 'null' }, schema)).toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
+    }
+    // `$ref` there is data the interpreter keeps intact, and so is `id` after draft 4.
+    expect((await check({ $ref: '#' }, { enum: [{ $ref: '#' }] })).action).toBe('allow');
+    expect((await check({ id: 'x' }, { enum: [{ id: 'x' }] })).action).toBe('allow');
+  });
+
+  it('prepares a schema once per guardrail, concurrent first checks included', async () => {
+    const guardrail = createSchemaGuardrail();
+    const verdicts = await Promise.all([guardrail.check(toolArgs({ query: 'a' }, searchSchema)), guardrail.check(toolArgs({ limit: 0 }, searchSchema))]);
+    expect(verdicts.map((v) => v.action)).toEqual(['allow', 'deny']);
+    // Once prepared, a check validates without waiting.
+    expect(guardrail.check(toolArgs({ query: 'b' }, searchSchema))).toEqual({ action: 'allow', outcome: 'complete', detections: [] });
+  });
+
+  it('asserts format', async () => {
+    const schema = { properties: { to: { type: 'string', format: 'email' }, at: { type: 'string', format: 'date-time' } } };
+    expect((await check({ to: 'ops@example.com', at: '2026-01-02T03:04:05Z' }, schema)).action).toBe('allow');
+    const verdict = await check({ to: 'not an address', at: 'yesterday' }, schema);
+    expect(verdict.reason).toContain('format at "/to"');
+    expect(verdict.reason).toContain('format at "/at"');
   });
 
   it('does not modify the tool schema it validates against', async () => {
