@@ -211,3 +211,21 @@ describe('createSchemaGuardrail', () => {
     expect(() => createSchemaGuardrail({ draft: '6' as never })).toThrow(RangeError);
   });
 });
+
+describe('schemas the engine would misread are refused, never allowed', () => {
+  const guardrail = createSchemaGuardrail({ draft: '7' });
+  const judge = (inputSchema: Record<string, JsonValue>, value: JsonValue) =>
+    Promise.resolve(guardrail.check({ placement: 'tool-args', value, tool: { id: 't', inputSchema }, context: {}, signal: new AbortController().signal }));
+
+  it('refuses an $id beside $ref before 2019-09 (the drafts ignore it; the engine would not)', async () => {
+    const schema = { definitions: { a: { $id: 'http://x.invalid/a', type: 'integer' } }, allOf: [{ $id: 'http://x.invalid/', $ref: 'a' }] } as Record<string, JsonValue>;
+    await expect(judge(schema, 'not an integer')).resolves.toMatchObject({ action: 'deny', outcome: 'partial' });
+    await expect(judge(schema, 1)).resolves.toMatchObject({ action: 'deny', outcome: 'partial' });
+  });
+
+  it('refuses an $id inside an unknown keyword, and keeps property names and required entries that merely look like one', async () => {
+    await expect(judge({ anyOf: [{ $ref: '#/x' }], x: { $id: 'http://x.invalid/y', type: 'integer' } } as Record<string, JsonValue>, 1)).resolves.toMatchObject({ action: 'deny', outcome: 'partial' });
+    const fine = { type: 'object', properties: { $id: { type: 'string' } }, required: ['$id'] } as Record<string, JsonValue>;
+    await expect(judge(fine, { $id: 'ok' })).resolves.toMatchObject({ action: 'allow', outcome: 'complete' });
+  });
+});

@@ -119,8 +119,8 @@ async function prepareWith(schema: JsonValue, fallback: SchemaDraft, remoteValue
   }
   const draft = draftOf(schema, fallback, remoteValues);
   if (draft === undefined) return unusable('the schema names a $schema this guardrail does not support');
-  const misread = findIdentifierInData(schema, draft);
-  if (misread !== undefined) return unusable(`the schema has ${misread} inside an enum, const, default or examples value, which this guardrail would misread`);
+  const misread = findMisreadIdentifier(schema, draft);
+  if (misread !== undefined) return unusable(`the schema has ${misread}, which this guardrail would misread`);
   try {
     // On a plain copy: the tool's schema is never touched, and only its own keys count.
     const dialect = draft === 'custom' ? undefined : META_SCHEMA_OF[draft];
@@ -266,25 +266,56 @@ function remoteDocuments(remotes: Readonly<Record<string, JsonValue>> | undefine
 // `const`, `default` or `examples` is refused rather than misread. (`$ref` there is kept intact;
 // `id` is an identifier in draft 4 only.)
 const IDENTIFIER_KEYWORDS: readonly string[] = ['$id', '$anchor', '$dynamicAnchor'];
-const DATA_KEYWORDS: readonly string[] = ['enum', 'const', 'default', 'examples'];
 
-function findIdentifierInData(node: JsonValue, draft: SchemaDraft | 'custom', inData = false): string | undefined {
-  if (node === null || typeof node !== 'object') return undefined;
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const found = findIdentifierInData(item, draft, inData);
+/** Keywords whose value is one schema, per draft family. */
+const SCHEMA_VALUED: readonly string[] = ['additionalProperties', 'additionalItems', 'contains', 'propertyNames', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema', 'items'];
+/** Keywords whose value is a map of names to schemas. */
+const SCHEMA_MAPS: readonly string[] = ['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas', 'dependencies'];
+/** Keywords whose value is an array of schemas. */
+const SCHEMA_ARRAYS: readonly string[] = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
+
+/**
+ * Where the engine would take an identifier for one that is not: an identifier keyword in a
+ * position that is not a schema (inside `enum`/`const`/`default`/`examples` values or an unknown
+ * keyword), or, before 2019-09, an `$id`/`id` beside `$ref` (those drafts ignore the siblings of
+ * `$ref`; @hyperjump/json-schema 1.18.0 lets them change the base URI). Either could make `$ref`
+ * resolve to the wrong subschema and allow invalid data, so the guardrail refuses such schemas.
+ */
+function findMisreadIdentifier(schema: JsonValue, draft: SchemaDraft | 'custom'): string | undefined {
+  const idKey = draft === '4' ? 'id' : '$id';
+  const legacyRef = draft === '4' || draft === '7';
+  const identifierKeys = draft === '4' ? [...IDENTIFIER_KEYWORDS, 'id'] : IDENTIFIER_KEYWORDS;
+  // Data (not a schema): any identifier-looking key below here is misread by the engine.
+  const inData = (node: JsonValue): string | undefined => {
+    if (node === null || typeof node !== 'object') return undefined;
+    for (const [key, child] of Array.isArray(node) ? node.map((c, i) => [String(i), c] as const) : Object.entries(node)) {
+      if (!Array.isArray(node) && typeof child === 'string' && identifierKeys.includes(key)) return `${key} inside a value that is not a schema`;
+      const found = inData(child);
       if (found !== undefined) return found;
     }
     return undefined;
-  }
-  for (const [key, child] of Object.entries(node)) {
-    if (inData) {
-      if (typeof child === 'string' && (IDENTIFIER_KEYWORDS.includes(key) || (key === 'id' && draft === '4'))) return key;
+  };
+  const inSchema = (node: JsonValue): string | undefined => {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
+    if (legacyRef && typeof node['$ref'] === 'string' && node[idKey] !== undefined) return `${idKey} beside $ref`;
+    for (const [key, child] of Object.entries(node)) {
+      let found: string | undefined;
+      if (SCHEMA_ARRAYS.includes(key) && Array.isArray(child)) {
+        for (const item of child) if ((found = inSchema(item)) !== undefined) break;
+      } else if (SCHEMA_VALUED.includes(key)) {
+        found = inSchema(child);
+      } else if (SCHEMA_MAPS.includes(key) && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+        // `dependencies` (before 2019-09) maps names to a schema or to an array of names.
+        for (const value of Object.values(child)) if ((found = Array.isArray(value) ? inData(value) : inSchema(value)) !== undefined) break;
+      } else if (!(typeof child === 'string' && (identifierKeys.includes(key) || key === '$ref' || key === '$schema' || key === '$dynamicRef' || key === '$recursiveRef'))) {
+        // Any other keyword's value is data (enum, const, default, examples, unknown keywords).
+        found = inData(child);
+      }
+      if (found !== undefined) return found;
     }
-    const found = findIdentifierInData(child, draft, inData || DATA_KEYWORDS.includes(key));
-    if (found !== undefined) return found;
-  }
-  return undefined;
+    return undefined;
+  };
+  return inSchema(schema);
 }
 
 // A deep copy of a JSON value as plain objects and arrays: own enumerable keys only, `__proto__`
