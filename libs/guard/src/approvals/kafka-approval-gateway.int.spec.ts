@@ -96,13 +96,14 @@ describe('Kafka approval gateway on the real broker', () => {
     const namespace = await provisionedNamespace(kafka);
     const g = gateway(namespace);
     const r = request('wf/run-expire', 1_500);
-    const waiting = g.awaitApproval(r, { timeoutMs: 30_000 });
+    // The expectation is attached at once: the rejection may come before the publication below returns.
+    const waiting = expect(g.awaitApproval(r, { timeoutMs: 30_000 })).rejects.toMatchObject({ code: 'APPROVAL.EXPIRED' });
     await requested(namespace, idOf(r));
     const deadline = Date.parse(r.deadline);
     await waitFor(() => (Date.now() > deadline + 100 ? true : undefined), { what: 'the deadline to pass' });
     reviewer = await EventProducer.connect(kafka, { namespace });
     await reviewer.publish('approvals', signEvent(createEvent(ApprovalExpiredV1, { source: 'service:approval', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), deadline: r.deadline }), TEST_KEYS.approval));
-    await expect(waiting).rejects.toMatchObject({ code: 'APPROVAL.EXPIRED' });
+    await waiting;
   });
 
   it('times out without withdrawing the request, and withdraws it when the caller aborts', async () => {
@@ -177,14 +178,14 @@ describe('Kafka approval gateway on the real broker', () => {
     const g = gateway(namespace);
     await g.start();
     const r = request('wf/run-forged');
-    const waiting = g.awaitApproval(r, { timeoutMs: 6_000 });
+    const waiting = expect(g.awaitApproval(r, { timeoutMs: 6_000 })).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
     await requested(namespace, idOf(r));
     // The agent itself (its own Kafka principal) writes "approved" to the topic: unsigned, then with a key of its own making.
     reviewer = await EventProducer.connect(testKafka('approvals-rogue', 'agent'), { namespace });
     const forged = createEvent(ApprovalDecidedV1, { source: 'guard:rogue', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), verdict: 'approve', reviewer: alice });
     await reviewer.publish('approvals', forged);
     await reviewer.publish('approvals', signEvent(forged, testSigningKey('approval', 'rogue-key')));
-    await expect(waiting).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
+    await waiting;
     expect(g.stats().untrusted).toBe(2);
     const reports = await waitFor(async () => {
       const audit: TopicEvent<'audit'>[] = [];
