@@ -129,12 +129,27 @@ export type GrantCheck =
   | { readonly trusted: true; readonly keyId?: string }
   | { readonly trusted: false; readonly reason: UntrustedReason; readonly signer: Signer; readonly keyId?: string };
 
+// The fold checks a record, then its reader asks again to report it: one Ed25519 verification
+// per record and keyring is enough. Records are not mutated after decoding.
+const checked = new WeakMap<object, WeakMap<Keyring, GrantCheck>>();
+
 /**
  * Whether `event` may count: events that grant nothing always may; a granting event must carry
  * a valid signature by a trusted key of the signer its type needs. Pure: a function of the event
- * and the keyring only, so every fold with the same keys agrees.
+ * and the keyring only, so every fold with the same keys agrees (answers are cached per event
+ * object and keyring).
  */
 export function checkGrant(event: { type: string; signature?: unknown }, keyring: Keyring): GrantCheck {
+  const known = checked.get(event)?.get(keyring);
+  if (known) return known;
+  const answer = verifyGrant(event, keyring);
+  let byKeyring = checked.get(event);
+  if (!byKeyring) checked.set(event, (byKeyring = new WeakMap()));
+  byKeyring.set(keyring, answer);
+  return answer;
+}
+
+function verifyGrant(event: { type: string; signature?: unknown }, keyring: Keyring): GrantCheck {
   const signer = GRANT_SIGNERS[event.type];
   if (signer === undefined) return { trusted: true };
   if (event.signature === undefined) return { trusted: false, reason: 'unsigned', signer };

@@ -13,3 +13,4 @@ export { compareProjections, type ProjectionComparison, type ProjectionDifferenc
 export { replayCliMain, runReplayCli, type ReplayCliOptions } from './projection/replay-cli.js';
 export { nestFoldLog } from './fold-log.js';
 export { admits, allowed, type Allowed, apiKeyDigest, type ApiKeyPrincipal, bearerCredential, findByApiKey } from './api-keys.js';
+export { type FieldProblem, parseRequestWith } from './parse-request.js';

@@ -159,7 +159,7 @@ function approvalFailureCode(error: unknown): string {
   }
 }
 
-function resolveApprovals(id: string, value: ConnectorApprovalsConfig | undefined, approvalRequired: boolean, inputSchema: ZodType): ResolvedApprovals | undefined {
+function resolveApprovals(id: string, value: ConnectorApprovalsConfig | undefined, inputSchema: ZodType): ResolvedApprovals | undefined {
   if (value === undefined) return undefined;
   const where = `createConnector(${id})`;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`${where}: approvals must be an object`);
@@ -167,7 +167,6 @@ function resolveApprovals(id: string, value: ConnectorApprovalsConfig | undefine
   if (unknown.length > 0) throw new TypeError(`${where}: unknown approvals field ${unknown.map((k) => `"${k}"`).join(', ')}`);
   // A connector whose manifest does not require approval may still have a gateway: a guardrail's
   // `approve` verdict parks a call on a person through it (GUARDRAIL_APPROVAL_CONTEXT_KEY).
-  void approvalRequired;
   if (value.gateway === null || typeof value.gateway !== 'object' || typeof value.gateway.awaitApproval !== 'function') throw new TypeError(`${where}: approvals.gateway must be an ApprovalGateway`);
   const deadlineMs = value.deadlineMs ?? 900_000;
   if (!Number.isSafeInteger(deadlineMs) || deadlineMs < 1 || deadlineMs > MAX_DEADLINE_MS) throw new TypeError(`${where}: approvals.deadlineMs must be a positive integer of at most ${MAX_DEADLINE_MS}`);
@@ -280,7 +279,7 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
     idempotencyStore: config.idempotencyStore !== undefined,
     rateLimitStore: config.rateLimitStore !== undefined,
   });
-  const approvals = resolveApprovals(config.id, config.approvals, resolved.approvalRequired, config.inputSchema as ZodType);
+  const approvals = resolveApprovals(config.id, config.approvals, config.inputSchema as ZodType);
   const evaluators: ToolPolicyEvaluator[] = [backgroundExecution()];
   if (config.policies?.networkEgress) evaluators.push(networkEgress(config.policies.networkEgress));
   evaluators.push(...(config.policies?.evaluators ?? []));
