@@ -1,3 +1,11 @@
 import { createJestConfig } from '../jest.preset.mjs';
 
-export default createJestConfig(import.meta.dirname);
+const base = createJestConfig(import.meta.dirname);
+
+// System tests: cross-service specs in src/, and the suites of the whole product (issue 9):
+// e2e/ (the demo's scenario as assertions), fault/ (broker and service failures), fuzz/
+// (malformed input at every REST endpoint and Kafka consumer), load/ (bounded load test).
+export default {
+  ...base,
+  testMatch: ['<rootDir>/{src,e2e,fault,fuzz,load}/**/*.spec.ts'],
+};

@@ -57,11 +57,13 @@ nx run-many -t test --parallel=1 --outputStyle=stream || status=$?
 # One closing line for the whole workspace.
 node -e '
   const fs = require("fs"), path = require("path"), dir = process.argv[1];
-  const t = { passed: 0, failed: 0, skipped: 0 };
+  const t = { passed: 0, failed: 0, skipped: 0 }, failures = [];
   for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
     const c = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"));
     for (const k of Object.keys(t)) t[k] += c[k];
+    failures.push(...(c.failures ?? []));
   }
+  for (const f of failures) console.log(`FAILED ${f.test}\n${f.message.replace(/^/gm, "  ")}`);
   console.log(`${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
 ' "$GATEHOUSE_TEST_RESULTS_DIR"
 # Files the tests leave for CI to keep (the inbox screenshot).
