@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# The main job (README): installs what is missing, starts Kafka and PostgreSQL, provisions
-# the topics, builds and starts the four services, waits until each health endpoint
-# answers and prints where they listen. Then it stops what it started, unless --keep.
+# The main job (README): installs what is missing, starts Kafka and PostgreSQL, provisions the
+# topics, users and ACLs, builds and starts the four services, then runs a guarded support agent
+# against them (infra/demo/scenario.mjs) and shows what the security team sees: the verified
+# hash chain, the run's decision timeline and the SIEM file. Then it stops what it started,
+# unless --keep. The refund in the scenario waits for a person unless --auto-approve (or when
+# there is no terminal to wait on).
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$ROOT"
 
 keep=no
+auto_approve=no
 for arg in "$@"; do
   case "$arg" in
     --keep) keep=yes ;;
-    *) echo "usage: npm run demo [-- --keep]" >&2; exit 2 ;;
+    --auto-approve) auto_approve=yes ;;
+    *) echo "usage: npm run demo [-- --keep] [-- --auto-approve]" >&2; exit 2 ;;
   esac
 done
+if [ "$auto_approve" = no ] && [ ! -t 0 ]; then
+  echo "demo: no terminal to wait on a reviewer: the demo approves the refund itself (as with --auto-approve)"
+  auto_approve=yes
+fi
 
+echo "== 0. Starting the suite: Kafka (KRaft, SASL), PostgreSQL, four services"
 ensure_dependencies
 started_kafka=no
 if ! bash infra/kafka/kafka.sh status >/dev/null 2>&1; then started_kafka=yes; fi
@@ -59,6 +69,13 @@ kafka_user() {
     *) echo "demo: no Kafka principal for $1" >&2; return 1 ;;
   esac
 }
+# The SIEM feed: audit-export writes OCSF (and CEF) JSON lines into this folder.
+siem_dir="$GATEHOUSE_STATE_DIR/siem"
+service_env() {
+  case "$1" in
+    audit-export) echo "GATEHOUSE_EXPORT_FILE_DIR=$siem_dir" ;;
+  esac
+}
 run_dir="$GATEHOUSE_STATE_DIR/services"
 mkdir -p "$run_dir"
 stop_services() {
@@ -94,7 +111,7 @@ for entry in $SERVICES; do
   # Each service authenticates to Kafka as its own principal (ACLs: libs/kafka/src/acls.ts).
   mapfile -t kafka_pairs < <(kafka_env "$(kafka_user "$name")")
   # shellcheck disable=SC2046 # word splitting of NAME=value pairs is intended
-  env "${kafka_pairs[@]}" $(signing_env "$name") node "services/$name/dist/main.js" >"$run_dir/$name.log" 2>&1 &
+  env "${kafka_pairs[@]}" $(signing_env "$name") $(service_env "$name") node "services/$name/dist/main.js" >"$run_dir/$name.log" 2>&1 &
   echo $! >"$pid_file"
 done
 
@@ -124,34 +141,49 @@ if [ "$failed" -ne 0 ]; then
   exit 1
 fi
 
-# The scenario: an agent process guarded by @gatehouse/guard against the running suite.
+# The scenario: an agent process guarded by @gatehouse/guard against the running suite. It
+# authenticates as the least trusted principal, `agent`.
 scenario_out="$run_dir/scenario.out"
-# The agent process authenticates as the least trusted principal, `agent`.
+summary_file="$run_dir/scenario.json"
+scenario_args=()
+if [ "$auto_approve" = yes ]; then scenario_args+=(--auto-approve); fi
 mapfile -t agent_pairs < <(kafka_env agent)
-env "${agent_pairs[@]}" node infra/demo/scenario.mjs | tee "$scenario_out"
+env "${agent_pairs[@]}" GATEHOUSE_DEMO_REVIEWER_KEY_FILE="$reviewer_key_file" GATEHOUSE_DEMO_SUMMARY_FILE="$summary_file" \
+  node infra/demo/scenario.mjs "${scenario_args[@]}" | tee "$scenario_out" | grep -v '^DEMO_RUN_ID='
 run_id=$(sed -n 's/^DEMO_RUN_ID=//p' "$scenario_out")
+
 echo
-echo "== 4. The security team verifies the audit trail (gatehouse audit verify --topic)"
-node cli/dist/main.js audit verify --topic
-if [ -n "$run_id" ]; then
-  echo
-  echo "== 5. The audit-export query API: the run's decision timeline (GET /v1/runs/$run_id/timeline)"
-  timeline=""
-  for _ in $(seq 1 50); do
-    timeline=$(curl -fsS "http://127.0.0.1:4104/v1/runs/$run_id/timeline" 2>/dev/null || true)
-    case "$timeline" in *'"code"'*) break ;; esac
-    sleep 0.2
-  done
-  node -e '
-    const body = JSON.parse(process.argv[1] || "{}");
-    const items = body.items ?? body.decisions ?? body.timeline ?? [];
-    for (const d of items) console.log(`   ${String(d.boundary ?? "").padEnd(11)} ${String(d.outcome ?? d.decision ?? "").padEnd(9)} ${d.code}`);
-    console.log(`   (${items.length} decisions in the projection)`);
-  ' "$timeline" || echo "   (the audit-export query API did not answer)"
+echo "== 7. The security team verifies the hash chain of every decision (gatehouse audit verify --topic)"
+echo "   $(node cli/dist/main.js audit verify --topic)"
+
+echo
+echo "== 8. The run's decision timeline, from the audit-export query API (GET /v1/runs/$run_id/timeline)"
+timeline=""
+expected=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).decisions.length)' "$summary_file")
+for _ in $(seq 1 100); do
+  timeline=$(curl -fsS "http://127.0.0.1:4104/v1/runs/$run_id/timeline" 2>/dev/null || true)
+  got=$(node -e 'try { console.log(JSON.parse(process.argv[1]).decisions.length) } catch { console.log(0) }' "$timeline")
+  [ "$got" -ge "$expected" ] && break
+  sleep 0.2
+done
+node -e '
+  const body = JSON.parse(process.argv[1] || "{}");
+  const items = body.decisions ?? [];
+  for (const d of items) console.log(`   ${String(d.logTime).slice(11, 23)}  ${String(d.boundary).padEnd(11)} ${String(d.outcome).padEnd(17)} ${String(d.toolId ?? "").padEnd(16)} ${d.code}`);
+  console.log(`   (${items.length} of the run'"'"'s decisions are in the audit projection)`);
+' "$timeline" || echo "   (the audit-export query API did not answer)"
+ocsf_files=$(find "$siem_dir" -name 'ocsf-*.jsonl' 2>/dev/null | sort)
+if [ -n "$ocsf_files" ]; then
+  # shellcheck disable=SC2086 # a list of paths without spaces
+  in_file=$(cat $ocsf_files | grep -c "$run_id" || true)
+  echo "   SIEM file (OCSF 1.3 JSON lines): $(echo "$ocsf_files" | head -1) — $in_file lines for this run"
+else
+  echo "   SIEM file: none written under $siem_dir" >&2
 fi
+
 echo
 if [ "$keep" = yes ]; then
-  echo "demo: running; stop everything with: npm run infra:down"
+  echo "demo: running; the inbox is at http://127.0.0.1:4102/inbox; stop everything with: npm run infra:down"
 else
-  echo "demo: all four services healthy; stopping (run 'npm run demo -- --keep' to leave them running)"
+  echo "demo: done; stopping what it started (run 'npm run demo -- --keep' to leave the suite running)"
 fi

@@ -104,6 +104,13 @@ describe('toDecisionEvent', () => {
     expect(Object.keys(decoded).sort()).toEqual(['id', 'payload', 'source', 'subject', 'tenant', 'time', 'type', 'version']);
   });
 
+  it('names the connector of a tool decision as toolId, and no tool for other resources', () => {
+    const tool = roundTrip(event({ boundary: 'tool', resource: 'connector:payments.refund', code: 'CONNECTOR.ALLOWED', decision: 'allowed' }));
+    expect(tool.payload.toolId).toBe('payments.refund');
+    expect(roundTrip(event()).payload.toolId).toBeUndefined();
+    expect(roundTrip(event({ resource: 'connector:' })).payload.toolId).toBeUndefined();
+  });
+
   it('is pure: mapping the same event twice yields the same event', () => {
     expect(toDecisionEvent(event(), OPTIONS)).toEqual(toDecisionEvent(event(), OPTIONS));
   });

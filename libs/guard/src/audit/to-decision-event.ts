@@ -50,6 +50,14 @@ function attributesOf(event: AuditEvent): Attributes {
   return attributes;
 }
 
+const CONNECTOR_RESOURCE = 'connector:';
+
+/** The connector a tool decision was about (`resource: connector:<id>`), so SIEM queries can filter by tool. */
+function toolIdOf(event: AuditEvent): string | undefined {
+  const id = event.resource.startsWith(CONNECTOR_RESOURCE) ? event.resource.slice(CONNECTOR_RESOURCE.length) : '';
+  return id.length > 0 ? id : undefined;
+}
+
 function durationMsOf(event: AuditEvent): number | undefined {
   const seconds = event.detail?.['durationSeconds'];
   return typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
@@ -86,6 +94,7 @@ export function toDecisionEvent(event: AuditEvent, options: ToDecisionEventOptio
       ...(event.actor === undefined ? {} : { actor: { id: event.actor.id, role: event.actor.role, kind: event.actor.kind } }),
       ...(context.agentId === undefined ? {} : { agentId: context.agentId }),
       ...(runId === undefined ? {} : { runId }),
+      ...(toolIdOf(event) === undefined ? {} : { toolId: toolIdOf(event) }),
       ...(context.threadId === undefined ? {} : { threadId: context.threadId }),
       ...(context.entryPath === undefined ? {} : { entryPath: context.entryPath }),
       ...(event.detections === undefined ? {} : { detections: [...event.detections] }),

@@ -102,7 +102,7 @@ describe('tool boundary decisions on the real audit topic', () => {
       'denied:CONNECTOR.GRANT_INVALID',
       'denied:CONNECTOR.CONTEXT_INVALID',
       'allowed:CONNECTOR.ALLOWED',
-      'error:CONNECTOR.EGRESS_HOST_NOT_DECLARED',
+      'denied:CONNECTOR.EGRESS_HOST_NOT_DECLARED',
     ]);
     const allowed = events.find((e) => e.payload.code === 'CONNECTOR.ALLOWED');
     expect(allowed?.payload.attributes).toMatchObject({ sideEffect: 'write', egressEnforcement: 'enforced', action: 'tool.execute', resource: 'connector:refunds.create' });

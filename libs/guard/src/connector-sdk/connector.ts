@@ -14,7 +14,7 @@ import { auditContextFromRequestContext } from '../context.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
 import { type Actor, actorFromRequestContext } from '../rbac/actor.js';
 import { GUARDRAIL_APPROVAL_CONTEXT_KEY, ISOLATION_SCOPE_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, WORKFLOW_SCOPE_CONTEXT_KEY } from './context-keys.js';
-import { egressFetch, type EgressGuardedFetch } from './egress/index.js';
+import { EgressDeniedError, egressFetch, type EgressGuardedFetch } from './egress/index.js';
 import { egressHookOf, hookedEgressFetch } from './egress/egress-hooks.js';
 import { ConnectorPolicyError, ConnectorValidationError, type ConnectorErrorCategory } from './errors.js';
 import { type ResolvedManifest, resolveManifest } from './manifest.js';
@@ -639,6 +639,12 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     await release('CONNECTOR.EXECUTION_FAILED', false);
     // Our own errors carry stable, content-free codes; anything else is just "failed".
     const code = error instanceof GatehouseError ? error.code : 'CONNECTOR.EXECUTION_FAILED';
+    // A request runtime.fetch refused is the egress policy deciding, not the connector failing:
+    // a SIEM counting denials must see it as one.
+    if (error instanceof EgressDeniedError) {
+      await recordGateDecision(c.audit, { ...base, decision: 'denied', code, reason: error.message, policy: { name: 'network-egress' }, detail: detail() });
+      throw error;
+    }
     await recordGateDecision(c.audit, { ...base, decision: 'error', code, reason: REASONS[code] ?? REASONS['CONNECTOR.EXECUTION_FAILED'] ?? 'the connector failed', detail: detail() });
     throw error;
   }

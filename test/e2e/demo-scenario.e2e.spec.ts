@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { replayTopic } from '@gatehouse/kafka';
+import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { throwawayDatabase } from '../src/support/database.js';
+import { agentKafkaEnv } from '../src/support/kafka-auth.js';
+import { killAll, ROOT, type Started, startNode, startService } from '../src/support/processes.js';
+
+// The demo's scenario as assertions: the four services as separate processes on the real broker
+// and PostgreSQL, and the very script `npm run demo` runs (infra/demo/scenario.mjs) as the agent
+// process. The script reports what it saw in a summary file; every claim of that summary that the
+// suite can check from outside — the audit topic, the approval service, the audit projection, the
+// SIEM file — is checked there too.
+
+interface Summary {
+  readonly runId: string;
+  readonly scenes: {
+    readonly wrongRole: { code: string; modelCalls: number };
+    readonly secretPrompt: { code: string; modelCalls: number };
+    readonly cardStream: { code: string; shown: string; leaked: boolean };
+    readonly tools: { lookups: number; egressRefused: boolean; outbound: string[]; crmPosts: number; answer: string };
+    readonly refund: { approvalId: string; requested: Record<string, unknown>; executions: number; replayed: boolean; secondDecision: { status: number; code: string }; answer: string };
+  };
+  readonly decisions: readonly { id: string; boundary: string; decision: string; code: string }[];
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-demo-e2e-'));
+const siemDir = path.join(dir, 'siem');
+const summaryFile = path.join(dir, 'summary.json');
+const reviewerKey = `rk_${randomUUID()}`;
+const reviewers = JSON.stringify([
+  { id: 'user:dana', role: 'payments-approver', tenants: ['acme'], connectors: '*', apiKeySha256: createHash('sha256').update(reviewerKey).digest('hex') },
+]);
+const auth = { authorization: `Bearer ${reviewerKey}` };
+
+let namespace: string;
+let database: { url: string; drop: () => Promise<void> };
+const services: Record<string, Started & { url: string }> = {};
+let scenario: Started;
+let exitCode: number | null;
+let summary: Summary;
+
+beforeAll(async () => {
+  const kafka = testKafka('demo-e2e');
+  namespace = await provisionedNamespace(kafka, 'demo');
+  database = await throwawayDatabase();
+  const common = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url };
+  // One at a time: four NestJS processes starting together on two cores only slow each other.
+  services['policy'] = await startService('policy', common);
+  services['approval'] = await startService('approval', { ...common, GATEHOUSE_APPROVAL_REVIEWERS: reviewers });
+  services['idempotency-ledger'] = await startService('idempotency-ledger', common);
+  services['audit-export'] = await startService('audit-export', { ...common, GATEHOUSE_EXPORT_FILE_DIR: siemDir });
+  scenario = startNode(path.join(ROOT, 'infra/demo/scenario.mjs'), ['--auto-approve'], {
+    ...common,
+    ...agentKafkaEnv(),
+    GATEHOUSE_APPROVAL_URL: services['approval'].url,
+    GATEHOUSE_LEDGER_URL: services['idempotency-ledger'].url,
+    GATEHOUSE_DEMO_REVIEWER_KEY: reviewerKey,
+    GATEHOUSE_DEMO_SUMMARY_FILE: summaryFile,
+  });
+  exitCode = await scenario.exited();
+  if (exitCode !== 0) throw new Error(`the scenario exited ${exitCode}: ${scenario.output().slice(-3000)}`);
+  summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as Summary;
+}, 240_000);
+
+afterAll(async () => {
+  killAll();
+  await database?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the demo scenario against the whole suite', () => {
+  it('refuses a caller with the wrong role and a prompt with a secret before the model runs', () => {
+    expect(exitCode).toBe(0);
+    expect(summary.scenes.wrongRole).toEqual({ code: 'RBAC.ROLE_NOT_ALLOWED', modelCalls: 0 });
+    expect(summary.scenes.secretPrompt).toEqual({ code: 'POLICY.DENIED', modelCalls: 0 });
+    // The secret is not echoed anywhere the user or an operator reads.
+    expect(scenario.output()).not.toContain('AKIAIOSFODNN7EXAMPLE');
+  });
+
+  it('stops a streamed card number under hold-back: no digit of it reaches the user', () => {
+    expect(summary.scenes.cardStream).toMatchObject({ code: 'POLICY.DENIED', leaked: false });
+    expect(summary.scenes.cardStream.shown).not.toMatch(/4111|1111/);
+    expect(scenario.output()).not.toMatch(/4111 1111/);
+  });
+
+  it('runs the read connector and blocks the injected call to an undeclared host before any request', () => {
+    const { tools } = summary.scenes;
+    expect(tools.lookups).toBe(1);
+    expect(tools.egressRefused).toBe(true);
+    expect(tools.outbound).toHaveLength(1);
+    expect(tools.outbound[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/orders\/1042$/);
+    expect(tools.answer).toBe('Order 1042 has shipped and arrives tomorrow.');
+  });
+
+  it('runs the refund exactly once, with the reviewer’s edit, though the agent retried it', async () => {
+    const { refund } = summary.scenes;
+    expect(refund.requested).toEqual({ orderId: '1042', amount: 25 });
+    expect(refund.executions).toBe(1);
+    expect(refund.replayed).toBe(true);
+    expect(refund.secondDecision).toEqual({ status: 409, code: 'APPROVAL.ALREADY_DECIDED' });
+    // The approval service holds the one decision, with the edited amount and who made it.
+    const res = await fetch(`${services['approval']!.url}/v1/approvals/${refund.approvalId}`, { headers: auth });
+    expect(res.status).toBe(200);
+    const approval = (await res.json()) as Record<string, unknown>;
+    expect(approval).toMatchObject({ status: 'approved-with-edits', editedArguments: { orderId: '1042', amount: 20 }, settledBy: { id: 'user:dana' }, comment: 'partial refund' });
+  });
+
+  it('publishes every decision of the run to the audit topic exactly once, and the refund’s story in order', async () => {
+    const onTopic = new Map<string, number>();
+    await replayTopic(testKafka('demo-e2e-audit'), 'audit', {
+      namespace,
+      onRecord: ({ event }) => {
+        if (event.subject === summary.runId) onTopic.set(event.id, (onTopic.get(event.id) ?? 0) + 1);
+      },
+    });
+    const ids = summary.decisions.map((d) => d.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...onTopic.keys()].sort()).toEqual([...ids].sort());
+    expect([...onTopic.values()].every((n) => n === 1)).toBe(true);
+    const codes = summary.decisions.map((d) => `${d.decision}:${d.code}`);
+    expect(codes).toEqual(expect.arrayContaining(['denied:RBAC.ROLE_NOT_ALLOWED', 'denied:POLICY.DENIED', 'denied:CONNECTOR.EGRESS_HOST_NOT_DECLARED', 'allowed:CONNECTOR.REPLAYED']));
+    const refundStory = codes.filter((c) => /APPROVAL|CONNECTOR\.ALLOWED|REPLAYED/.test(c)).slice(-6);
+    expect(refundStory).toEqual([
+      'approval-required:CONNECTOR.APPROVAL_PENDING',
+      'allowed:CONNECTOR.APPROVAL_GRANTED',
+      'allowed:CONNECTOR.ALLOWED',
+      'approval-required:CONNECTOR.APPROVAL_PENDING',
+      'allowed:CONNECTOR.APPROVAL_GRANTED',
+      'allowed:CONNECTOR.REPLAYED',
+    ]);
+  });
+
+  it('shows the run’s timeline in the audit-export query API and each decision once in the OCSF file', async () => {
+    const ids = summary.decisions.map((d) => d.id);
+    const timeline = await waitFor(
+      async () => {
+        const res = await fetch(`${services['audit-export']!.url}/v1/runs/${summary.runId}/timeline`);
+        const body = (await res.json()) as { decisions: { id: string; code: string; toolId: string | null }[] };
+        return body.decisions.length >= ids.length ? body.decisions : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the run in the audit projection' },
+    );
+    expect(timeline.map((d) => d.id)).toEqual(ids); // log order is the order the guard decided in
+    expect(timeline.find((d) => d.code === 'CONNECTOR.REPLAYED')?.toolId).toBe('payments.refund');
+
+    const lines = await waitFor(
+      () => {
+        const files = readdirSync(siemDir).filter((f) => f.startsWith('ocsf-'));
+        const all = files.flatMap((f) => readFileSync(path.join(siemDir, f), 'utf8').split('\n').filter(Boolean));
+        const ofRun = all.filter((l) => l.includes(summary.runId));
+        return ofRun.length >= ids.length ? ofRun : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the run in the OCSF file' },
+    );
+    const seen = new Map<string, number>();
+    for (const line of lines) {
+      const text = JSON.stringify(JSON.parse(line) as unknown);
+      const id = ids.find((candidate) => text.includes(candidate));
+      if (id) seen.set(id, (seen.get(id) ?? 0) + 1);
+    }
+    expect([...seen.keys()].sort()).toEqual([...ids].sort());
+    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    // Nothing inspected reaches the SIEM: not the secret, not the card.
+    expect(lines.join('\n')).not.toMatch(/AKIAIOSFODNN7EXAMPLE|4111 1111/);
+  });
+});
