@@ -25,6 +25,8 @@ import {
   piiSecrets,
 } from '@gatehouse/guard';
 import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
+import { createGatekeeper, followPolicyBundles, gatekeeperGuardrail } from '@gatehouse/guard/gatekeeper';
+import { watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
 import { collectStreamText, scriptedModel } from '@gatehouse/guard/testing';
 import { keyringFromEnv } from '@gatehouse/contracts';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv } from '@gatehouse/kafka';
@@ -38,6 +40,8 @@ if (unknown.length > 0) {
 }
 const approvalUrl = process.env.GATEHOUSE_APPROVAL_URL ?? 'http://127.0.0.1:4102';
 const ledgerUrl = process.env.GATEHOUSE_LEDGER_URL ?? 'http://127.0.0.1:4103';
+const policyUrl = process.env.GATEHOUSE_POLICY_URL ?? 'http://127.0.0.1:4101';
+const operatorKey = process.env.GATEHOUSE_DEMO_OPERATOR_KEY;
 const reviewerKey = process.env.GATEHOUSE_DEMO_REVIEWER_KEY;
 const reviewerKeyFile = process.env.GATEHOUSE_DEMO_REVIEWER_KEY_FILE ?? '<the demo reviewer key file>';
 const namespace = process.env.GATEHOUSE_TOPIC_NAMESPACE || undefined;
@@ -60,6 +64,35 @@ const audit = new AuditLogger({ sink });
 const gateway = createKafkaApprovalGateway({ kafka, keyring: keyringFromEnv(), namespace, source: 'guard:support-bot' });
 await gateway.start();
 const { idempotencyStore } = createLedgerStores({ baseUrl: ledgerUrl, connectorId: 'payments.refund' });
+
+// The support agent's tool policy, as data: any of its tools, refunds up to a limit.
+const supportPolicies = (refundLimit, version) => ({
+  policySetId: 'support',
+  policies: [
+    { id: 'support-tools', version: '1', priority: 10, match: { agents: ['support-bot'], tools: ['orders.*', 'crm.*', 'payments.*'] }, rules: { allowWhen: 'true' } },
+    { id: 'refund-limit', version, priority: 20, match: { agents: ['support-bot'], tools: ['payments.refund'] }, rules: { denyWhen: `input.amount > ${refundLimit}` } },
+  ],
+});
+/** An operator publishes a new immutable version through the policy service's REST API. */
+async function publishPolicies(bundle) {
+  const res = await fetch(`${policyUrl}/v1/policy-sets/support/versions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ bundle }),
+  });
+  const body = await res.json();
+  if (res.status !== 201) throw new Error(`the policy service refused the bundle: ${res.status} ${body.code}`);
+  return body;
+}
+// The guard follows the policies topic (signed by the policy service) and reloads without a restart.
+let gatekeeper;
+let follower;
+const bundles = await watchPolicyBundles({ kafka, keyring: keyringFromEnv(), namespace, onChange: (published) => follower?.onChange(published) });
+/** Waits until the agent's gatekeeper enforces `revision` (the watcher delivers it from the log). */
+async function enforcing(revision) {
+  for (let i = 0; i < 200 && (gatekeeper.version().revision ?? 0) < revision; i += 1) await new Promise((r) => setTimeout(r, 50));
+  return gatekeeper.version().revision === revision;
+}
 
 // The orders API the read connector calls: a real HTTP server on loopback.
 const ordersApi = http.createServer((req, res) => {
@@ -126,6 +159,7 @@ const agent = (model) =>
     allowedRoles: ['support'],
     policies: [piiSecrets({ detectors: ['awsAccessKey', 'jwt', 'privateKey', 'creditCard'] })],
     tools: { lookupOrder, postCrmNote, refundOrder },
+    guardrails: [gatekeeperGuardrail(gatekeeper, { environment: 'demo' })],
     audit,
     maxSteps: 6,
   });
@@ -145,8 +179,22 @@ const toolResultSeen = (model, step, needle) => (model.prompts[step] ?? '').incl
 
 say(`A support agent (run ${runId}) meets the guard at every boundary; each decision goes to Kafka.`);
 
+// 0. The policy service: versioned, signed bundles on gatehouse.policies.v1.
+scene(1, 'An operator publishes the support agent\'s tool policy to the policy service');
+{
+  const v1 = await publishPolicies(supportPolicies(100, '1'));
+  for (let i = 0; i < 200 && (bundles.current('support')?.revision ?? 0) < v1.revision; i += 1) await new Promise((r) => setTimeout(r, 50));
+  const published = bundles.current('support');
+  if (!published || published.revision < v1.revision) throw new Error('the published policy never reached the agent process');
+  gatekeeper = createGatekeeper({ bundle: published.bundle, revision: published.revision });
+  follower = followPolicyBundles(gatekeeper, 'support');
+  follower.catchUp(bundles);
+  step('✔', `POST /v1/policy-sets/support/versions -> revision ${v1.revision} (refunds up to 100); the agent loaded support@${gatekeeper.version().revision} from the log`);
+  summary.scenes.policy = { firstRevision: v1.revision };
+}
+
 // 1. The role gate runs before the model.
-scene(1, 'A caller with the wrong role');
+scene(2, 'A caller with the wrong role');
 {
   const model = scriptedModel({ text: 'never sent' });
   const result = await agent(model).generate('Show me all refunds of this month', { requestContext: contextFor({ id: 'mallory', role: 'guest' }) });
@@ -155,7 +203,7 @@ scene(1, 'A caller with the wrong role');
 }
 
 // 2. Input policies: a secret in the prompt never reaches the model.
-scene(2, 'A prompt carrying a secret');
+scene(3, 'A prompt carrying a secret');
 {
   const model = scriptedModel({ text: 'never sent' });
   const result = await agent(model).generate('Deploy with key AKIAIOSFODNN7EXAMPLE and tell me when done', { requestContext: alice });
@@ -164,7 +212,7 @@ scene(2, 'A prompt carrying a secret');
 }
 
 // 3. Output policies on the live stream: hold-back keeps a card number split over chunks unseen.
-scene(3, 'A streamed answer that would leak a card number');
+scene(4, 'A streamed answer that would leak a card number');
 {
   const model = scriptedModel({ chunks: ['The card on file is 4111 1111 ', '1111 1111', ', expiring 12/29.'] });
   const stream = await agent(model).stream('Which card did I pay with?', { requestContext: alice });
@@ -176,7 +224,7 @@ scene(3, 'A streamed answer that would leak a card number');
 
 // 4 and 5. Tools: a read connector runs; a call to a host the manifest does not declare is
 // refused, and the refusal goes back to the model as the tool's result.
-scene(4, 'A read connector, then an injected call to an undeclared host');
+scene(5, 'A read connector, then an injected call to an undeclared host');
 {
   const model = scriptedModel({
     steps: [
@@ -198,7 +246,7 @@ scene(4, 'A read connector, then an injected call to an undeclared host');
 // 6. The refund needs a person: the agent asks through the approvals topic and waits; the
 // reviewer decides over the approval service's REST API; the model then retries the call, and the
 // idempotency ledger replays the first result instead of refunding twice.
-scene(5, 'A refund that needs a reviewer, retried by the agent');
+scene(6, 'A refund that needs a reviewer, retried by the agent');
 {
   const model = scriptedModel({
     steps: [
@@ -256,13 +304,32 @@ scene(5, 'A refund that needs a reviewer, retried by the agent');
   };
 }
 
+// 7. Hot reload: a new version takes effect in the running agent, and decisions name it.
+scene(7, 'The operator tightens the refund limit; the running agent enforces it without a restart');
+{
+  const v2 = await publishPolicies(supportPolicies(10, '2'));
+  const loaded = await enforcing(v2.revision);
+  step(loaded ? '✔' : '✘', `revision ${v2.revision} (refunds up to 10) published; the agent ${loaded ? 'now enforces' : 'did NOT load'} support@${gatekeeper.version().revision}`);
+  const before = counts.refunds;
+  const model = scriptedModel({
+    steps: [{ toolCall: { toolName: 'refundOrder', toolCallId: 'refund-3', args: { orderId: '2077', amount: 25 } } }, { text: 'I cannot refund that myself; a colleague will follow up.' }],
+  });
+  const result = await agent(model).generate('Order 2077 is late, refund 25 EUR', { requestContext: alice });
+  const denied = audit.events().filter((e) => e.code === 'GUARDRAIL.DENIED').at(-1);
+  const bundle = denied?.detections?.find((d) => d.startsWith('gatekeeper.bundle:'));
+  step('✘', `refund of 25 refused at tool-args by ${denied?.detections?.find((d) => d.startsWith('gatekeeper.policy:'))?.slice('gatekeeper.policy:'.length)} under ${bundle?.slice('gatekeeper.bundle:'.length)}; no approval asked, refunds run: ${counts.refunds - before}`);
+  step(' ', `the model read the refusal as the tool's result and answered: "${result.text}"`);
+  summary.scenes.policy = { ...summary.scenes.policy, secondRevision: v2.revision, loaded, deniedUnder: bundle, refundsRun: counts.refunds - before, modelSawRefusal: toolResultSeen(model, 1, '"valid":false') };
+}
+
+await bundles.close();
 await gateway.close();
 await audit.close();
 await producer.close();
 ordersApi.close();
 
-scene(6, `What the guard published to gatehouse.audit.v1 (${audit.events().length} decisions, hash-chained)`);
-for (const e of audit.events()) say(`   ${e.boundary.padEnd(11)} ${e.decision.padEnd(17)} ${e.code}`);
+scene(8, `What the guard published to gatehouse.audit.v1 (${audit.events().length} decisions, hash-chained)`);
+for (const e of audit.events()) say(`   ${e.boundary.padEnd(11)} ${e.decision.padEnd(17)} ${e.code.padEnd(36)} ${/^(tool|connector):/.test(e.resource) ? e.resource.replace(/^[a-z]+:/, '') : ''}`);
 summary.decisions = audit.events().map((e) => ({ id: e.id, boundary: e.boundary, decision: e.decision, code: e.code }));
 if (process.env.GATEHOUSE_DEMO_SUMMARY_FILE) writeFileSync(process.env.GATEHOUSE_DEMO_SUMMARY_FILE, `${JSON.stringify(summary, null, 2)}\n`);
 process.stdout.write(`DEMO_RUN_ID=${runId}\n`);

@@ -47,6 +47,10 @@ reviewer_key_file="$GATEHOUSE_STATE_DIR/demo-reviewer.key"
 (umask 077 && printf '%s\n' "$GATEHOUSE_DEMO_REVIEWER_KEY" >"$reviewer_key_file")
 GATEHOUSE_APPROVAL_REVIEWERS="[{\"id\":\"user:dana\",\"role\":\"payments-approver\",\"tenants\":[\"acme\"],\"connectors\":\"*\",\"apiKeySha256\":\"$(printf '%s' "$GATEHOUSE_DEMO_REVIEWER_KEY" | sha256sum | cut -c1-64)\"}]"
 export GATEHOUSE_DEMO_REVIEWER_KEY GATEHOUSE_APPROVAL_REVIEWERS
+# A demo policy operator for the policy service, the same way: may publish the `support` set.
+GATEHOUSE_DEMO_OPERATOR_KEY="ok_demo_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+GATEHOUSE_POLICY_OPERATORS="[{\"id\":\"user:olga\",\"role\":\"policy-admin\",\"policySets\":[\"support\"],\"publish\":true,\"apiKeySha256\":\"$(printf '%s' "$GATEHOUSE_DEMO_OPERATOR_KEY" | sha256sum | cut -c1-64)\"}]"
+export GATEHOUSE_DEMO_OPERATOR_KEY GATEHOUSE_POLICY_OPERATORS
 # Signing keys of the granting services (approval, ledger, policy): throwaway Ed25519 keys under
 # the git-ignored state dir; every process trusts their public halves, each service signs with its own.
 signing_dir="$GATEHOUSE_STATE_DIR/secrets/signing"
@@ -153,11 +157,11 @@ env "${agent_pairs[@]}" GATEHOUSE_DEMO_REVIEWER_KEY_FILE="$reviewer_key_file" GA
 run_id=$(sed -n 's/^DEMO_RUN_ID=//p' "$scenario_out")
 
 echo
-echo "== 7. The security team verifies the hash chain of every decision (gatehouse audit verify --topic)"
+echo "== 9. The security team verifies the hash chain of every decision (gatehouse audit verify --topic)"
 echo "   $(node cli/dist/main.js audit verify --topic)"
 
 echo
-echo "== 8. The run's decision timeline, from the audit-export query API (GET /v1/runs/$run_id/timeline)"
+echo "== 10. The run's decision timeline, from the audit-export query API (GET /v1/runs/$run_id/timeline)"
 timeline=""
 expected=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).decisions.length)' "$summary_file")
 for _ in $(seq 1 100); do

@@ -22,6 +22,7 @@ interface Summary {
     readonly secretPrompt: { code: string; modelCalls: number };
     readonly cardStream: { code: string; shown: string; leaked: boolean };
     readonly tools: { lookups: number; egressRefused: boolean; outbound: string[]; crmPosts: number; answer: string };
+    readonly policy: { firstRevision: number; secondRevision: number; loaded: boolean; deniedUnder: string; refundsRun: number; modelSawRefusal: boolean };
     readonly refund: { approvalId: string; requested: Record<string, unknown>; executions: number; replayed: boolean; secondDecision: { status: number; code: string }; answer: string };
   };
   readonly decisions: readonly { id: string; boundary: string; decision: string; code: string }[];
@@ -35,6 +36,10 @@ const reviewers = JSON.stringify([
   { id: 'user:dana', role: 'payments-approver', tenants: ['acme'], connectors: '*', apiKeySha256: createHash('sha256').update(reviewerKey).digest('hex') },
 ]);
 const auth = { authorization: `Bearer ${reviewerKey}` };
+const operatorKey = `ok_${randomUUID()}`;
+const operators = JSON.stringify([
+  { id: 'user:olga', role: 'policy-admin', policySets: ['support'], publish: true, apiKeySha256: createHash('sha256').update(operatorKey).digest('hex') },
+]);
 
 let namespace: string;
 let database: { url: string; drop: () => Promise<void> };
@@ -49,7 +54,7 @@ beforeAll(async () => {
   database = await throwawayDatabase();
   const common = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url };
   // One at a time: four NestJS processes starting together on two cores only slow each other.
-  services['policy'] = await startService('policy', common);
+  services['policy'] = await startService('policy', { ...common, GATEHOUSE_POLICY_OPERATORS: operators });
   services['approval'] = await startService('approval', { ...common, GATEHOUSE_APPROVAL_REVIEWERS: reviewers });
   services['idempotency-ledger'] = await startService('idempotency-ledger', common);
   services['audit-export'] = await startService('audit-export', { ...common, GATEHOUSE_EXPORT_FILE_DIR: siemDir });
@@ -58,6 +63,8 @@ beforeAll(async () => {
     ...agentKafkaEnv(),
     GATEHOUSE_APPROVAL_URL: services['approval'].url,
     GATEHOUSE_LEDGER_URL: services['idempotency-ledger'].url,
+    GATEHOUSE_POLICY_URL: services['policy'].url,
+    GATEHOUSE_DEMO_OPERATOR_KEY: operatorKey,
     GATEHOUSE_DEMO_REVIEWER_KEY: reviewerKey,
     GATEHOUSE_DEMO_SUMMARY_FILE: summaryFile,
   });
@@ -107,6 +114,18 @@ describe('the demo scenario against the whole suite', () => {
     expect(res.status).toBe(200);
     const approval = (await res.json()) as Record<string, unknown>;
     expect(approval).toMatchObject({ status: 'approved-with-edits', editedArguments: { orderId: '1042', amount: 20 }, settledBy: { id: 'user:dana' }, comment: 'partial refund' });
+  });
+
+  it('enforces the policy service’s new bundle version in the running agent, and the denial names it', async () => {
+    const { policy } = summary.scenes;
+    expect(policy.secondRevision).toBe(policy.firstRevision + 1);
+    expect(policy).toMatchObject({ loaded: true, deniedUnder: `gatekeeper.bundle:support@${policy.secondRevision}`, refundsRun: 0, modelSawRefusal: true });
+    // The policy service lists both versions; the newest is the one the guard enforced.
+    const res = await fetch(`${services['policy']!.url}/v1/policy-sets/support/versions`, { headers: { authorization: `Bearer ${operatorKey}` } });
+    expect(res.status).toBe(200);
+    const listed = JSON.stringify(await res.json());
+    expect(listed).toContain(`"revision":${policy.secondRevision}`);
+    expect(listed).toContain(`"revision":${policy.firstRevision}`);
   });
 
   it('publishes every decision of the run to the audit topic exactly once, and the refund’s story in order', async () => {

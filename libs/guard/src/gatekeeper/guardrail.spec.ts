@@ -1,6 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { type JsonValue } from '@gatehouse/contracts';
+import { RequestContext } from '@mastra/core/request-context';
+import { createTool } from '@mastra/core/tools';
+import { z } from 'zod';
+import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY, createGuardedAgent } from '../agent/index.js';
+import { AuditLogger } from '../audit/index.js';
 import { type GuardrailInput } from '../guardrails/types.js';
+import { scriptedModel } from '../testing/index.js';
 import { createGatekeeper, gatekeeperGuardrail, type GatekeeperMode } from './index.js';
 
 const bundle = {
@@ -77,5 +83,54 @@ describe('gatekeeperGuardrail', () => {
   it('denies (partial) a value without a tool call', async () => {
     const verdict = await guardrail().check({ ...input({}), tool: undefined });
     expect(verdict).toMatchObject({ action: 'deny', outcome: 'partial' });
+  });
+});
+
+describe('gatekeeperGuardrail in a guarded agent loop', () => {
+  // The runner refuses verdicts with fields the port does not define; the gatekeeper's
+  // provenance must not make every one of its verdicts a fault (a silent deny-all).
+  it('allows and denies real tool calls by the bundle, and the audit names the bundle version', async () => {
+    const sent: string[] = [];
+    const mail = createTool({
+      id: 'mail.send',
+      description: 'Send a mail',
+      inputSchema: z.object({ to: z.string() }),
+      execute: async ({ to }) => {
+        sent.push(to);
+        return { sent: true };
+      },
+    });
+    const model = scriptedModel({
+      steps: [
+        { toolCall: { toolName: 'mail', toolCallId: 'c1', args: { to: 'ceo@competitor.example' } } },
+        { toolCall: { toolName: 'mail', toolCallId: 'c2', args: { to: 'customer@acme.example' } } },
+        { text: 'done' },
+      ],
+    });
+    const audit = new AuditLogger();
+    const agent = createGuardedAgent({
+      id: 'agent-1',
+      name: 'Mailer',
+      instructions: 'Send mail.',
+      model: model as never,
+      allowedRoles: ['support'],
+      tools: { mail },
+      guardrails: [guardrail()],
+      audit,
+    });
+    const requestContext = new RequestContext();
+    requestContext.set(ACTOR_CONTEXT_KEY, { id: 'u1', role: 'support' });
+    requestContext.set(AGENT_AUDIT_CONTEXT_KEY, { tenant: 't1', agentId: 'agent-1', runId: 'run-1' });
+
+    const result = await agent.generate('mail them', { requestContext });
+
+    expect(result.text).toBe('done');
+    expect(sent).toEqual(['customer@acme.example']);
+    const decisions = audit.events().filter((e) => e.boundary === 'guardrail');
+    expect(decisions.map((e) => [e.decision, e.code])).toEqual([
+      ['denied', 'GUARDRAIL.DENIED'],
+      ['allowed', 'GUARDRAIL.ALLOWED'],
+    ]);
+    expect(decisions[0]?.detections).toEqual(expect.arrayContaining(['gatekeeper.deny', 'gatekeeper.bundle:tools@4', 'gatekeeper.policy:mail']));
   });
 });

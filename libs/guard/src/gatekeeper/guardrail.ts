@@ -32,6 +32,15 @@ export function bundleDetection(bundle: BundleVersion): string {
 
 const ACTION_OF = { allow: 'allow', deny: 'deny', 'require-approval': 'approve', rewrite: 'rewrite' } as const;
 
+/**
+ * A port verdict with the decision's provenance attached as a non-enumerable `gatekeeper`
+ * property: a caller of `check` reads it, while the guardrail runner — which refuses any verdict
+ * with a field the port does not define, and copies only the port's fields — sees a plain verdict.
+ */
+function withProvenance(verdict: GuardrailVerdict, provenance: GatekeeperVerdict['gatekeeper']): GatekeeperVerdict {
+  return Object.defineProperty({ ...verdict }, 'gatekeeper', { value: provenance, enumerable: false }) as GatekeeperVerdict;
+}
+
 /** Turns a decision into a port verdict (audit mode → `observe`, faults → outcome `partial`). */
 export function verdictOf(decision: GatekeeperDecision): GatekeeperVerdict {
   const enforced = decision.wouldHave ?? decision;
@@ -48,10 +57,10 @@ export function verdictOf(decision: GatekeeperDecision): GatekeeperVerdict {
     ...(decision.wouldHave === undefined ? {} : { wouldHave: decision.wouldHave.effect }),
   };
   const outcome = enforced.fault === undefined ? 'complete' : 'partial';
-  if (decision.mode === 'audit') return { action: 'observe', outcome, detections, reason: `audit: ${enforced.reason}`, gatekeeper: provenance };
+  if (decision.mode === 'audit') return withProvenance({ action: 'observe', outcome, detections, reason: `audit: ${enforced.reason}` }, provenance);
   const action = ACTION_OF[decision.effect];
   const payload: JsonValue | undefined = decision.effect === 'rewrite' ? decision.rewrittenInput : undefined;
-  return { action, outcome, detections, reason: decision.reason, ...(payload === undefined ? {} : { payload }), gatekeeper: provenance };
+  return withProvenance({ action, outcome, detections, reason: decision.reason, ...(payload === undefined ? {} : { payload }) }, provenance);
 }
 
 /**
@@ -66,13 +75,10 @@ export function gatekeeperGuardrail(gatekeeper: Gatekeeper, options: GatekeeperG
       const bundle = gatekeeper.version();
       try {
         if (input.placement !== 'tool-args' || input.tool === undefined) {
-          return {
-            action: 'deny',
-            outcome: 'partial',
-            detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.NO_TOOL_CALL'],
-            reason: 'gatekeeper judges tool calls only',
-            gatekeeper: { effect: 'deny', mode: gatekeeper.mode, bundle, fault: 'GATEKEEPER.NO_TOOL_CALL' },
-          };
+          return withProvenance(
+            { action: 'deny', outcome: 'partial', detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.NO_TOOL_CALL'], reason: 'gatekeeper judges tool calls only' },
+            { effect: 'deny', mode: gatekeeper.mode, bundle, fault: 'GATEKEEPER.NO_TOOL_CALL' },
+          );
         }
         const c = input.context;
         const decision = gatekeeper.evaluate({
@@ -88,13 +94,10 @@ export function gatekeeperGuardrail(gatekeeper: Gatekeeper, options: GatekeeperG
         });
         return verdictOf(decision);
       } catch {
-        return {
-          action: 'deny',
-          outcome: 'partial',
-          detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.EVALUATION_FAILED'],
-          reason: 'policy evaluation failed (fail closed)',
-          gatekeeper: { effect: 'deny', mode: gatekeeper.mode, bundle, fault: 'GATEKEEPER.EVALUATION_FAILED' },
-        };
+        return withProvenance(
+          { action: 'deny', outcome: 'partial', detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.EVALUATION_FAILED'], reason: 'policy evaluation failed (fail closed)' },
+          { effect: 'deny', mode: gatekeeper.mode, bundle, fault: 'GATEKEEPER.EVALUATION_FAILED' },
+        );
       }
     },
   });

@@ -25,7 +25,7 @@ const ACTIONS: ReadonlySet<string> = new Set<GuardrailAction>(['allow', 'observe
 const OUTCOMES: ReadonlySet<string> = new Set<GuardrailOutcome>(['complete', 'partial']);
 const VERDICT_FIELDS: ReadonlySet<string> = new Set(['action', 'outcome', 'detections', 'reason', 'payload']);
 /** A detection is a name (`pii.email`), never matched text. */
-const DETECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+const DETECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
 const MAX_REASON = 500;
 const MAX_DETECTIONS = 64;
 const DEFAULT_TIMEOUT_MS = 5_000;
