@@ -15,8 +15,8 @@ export default tseslint.config(
         'error',
         {
           enforceBuildableLibDependency: false,
-          // Shared test tooling at the workspace root (not a project of its own).
-          allow: ['tools/readme-examples\.mjs$'],
+          // Shared test and benchmark tooling at the workspace root (not a project of its own).
+          allow: ['tools/readme-examples\.mjs$', 'tools/bench-results\.mjs$', 'tools/bench-report\.mjs$'],
           depConstraints: [
             { sourceTag: 'scope:contracts', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib'] },

@@ -4,6 +4,7 @@
 import { Agent } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
 import { RequestContext } from '@mastra/core/request-context';
+import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
 import { createGuardedAgent } from '../agent/guarded-agent.js';
 import { AuditLogger } from '../audit/audit-logger.js';
 import { ACTOR_CONTEXT_KEY } from '../context.js';
@@ -61,6 +62,16 @@ export async function benchAgentStream(): Promise<void> {
   }
   const p = median(plainTimes);
   const g = median(guardedTimes);
+  recordBenchFigure({
+    benchmark: 'guard: guarded agent stream',
+    source: 'libs/guard/src/bench/agent-stream.bench.ts',
+    case: `${CHUNKS.toLocaleString('en')} chunks, scripted model, median of ${ROUNDS}`,
+    metric: 'time to stream the whole answer (role gate, piiSecrets + denyPatterns with hold-back, audit)',
+    unit: 'ms',
+    value: g,
+    baseline: 'the same Mastra agent and stream, unguarded',
+    baselineValue: p,
+  });
   console.log(
     `agent-stream: ${CHUNKS} chunks, median of ${ROUNDS}: unguarded ${p.toFixed(1)} ms, guarded ${g.toFixed(1)} ms, ratio ${(g / p).toFixed(2)}x (${((g - p) / CHUNKS * 1000).toFixed(1)} µs per chunk added)`,
   );

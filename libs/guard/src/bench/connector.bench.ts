@@ -3,6 +3,7 @@
 // audit) against calling the same execute function bare, in one run.
 import { RequestContext } from '@mastra/core/request-context';
 import { z } from 'zod';
+import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
 import { AuditLogger } from '../audit/audit-logger.js';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
 import { createConnector, invokeConnector } from '../connector-sdk/connector.js';
@@ -59,6 +60,16 @@ export async function benchConnector(): Promise<void> {
   start = process.hrtime.bigint();
   for (let i = 0; i < CALLS; i += 1) await invokeConnector(connector, input, { requestContext: contexts[i]! });
   const gatedUs = Number(process.hrtime.bigint() - start) / 1e3 / CALLS;
+  recordBenchFigure({
+    benchmark: 'guard: connector',
+    source: 'libs/guard/src/bench/connector.bench.ts',
+    case: `${CALLS.toLocaleString('en')} sequential calls`,
+    metric: 'per call, full manifest (grant, permissions, idempotency, rate limit, egress, isolation, audit)',
+    unit: 'µs',
+    value: gatedUs,
+    baseline: 'the same execute function called bare',
+    baselineValue: bareUs,
+  });
   console.log(
     `connector: ${CALLS} calls, bare execute ${bareUs.toFixed(2)} µs/call, full-manifest connector ${gatedUs.toFixed(2)} µs/call, ratio ${(gatedUs / bareUs).toFixed(1)}x (+${(gatedUs - bareUs).toFixed(1)} µs per call)`,
   );

@@ -1,6 +1,7 @@
 // Throughput of the bounded content policies over a deterministic mixed corpus, next to a
 // single `indexOf` scan of the same texts measured in the same run, so the printed ratio is
 // comparable across machines even when the absolute figures are not.
+import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
 import { denyPatterns, piiSecrets } from '../policy-engine/policies/index.js';
 import type { PolicyContext, PolicyDecision, PolicyEvaluator } from '../policy-engine/types.js';
 
@@ -49,6 +50,17 @@ export async function benchContentPolicies(): Promise<void> {
   const policyRate = (megabytes * TIMED_PASSES) / (policyMs / 1000);
   const baselineRate = (megabytes * BASELINE_PASSES) / (baselineMs / 1000);
   const total = [...detections.values()].reduce((sum, n) => sum + n, 0);
+  recordBenchFigure({
+    benchmark: 'guard: content policies',
+    source: 'libs/guard/src/bench/content-policies.bench.ts',
+    case: `${megabytes.toFixed(1)} MB mixed corpus, ${texts.length.toLocaleString('en')} texts`,
+    metric: 'piiSecrets + denyPatterns throughput',
+    unit: 'MB/s',
+    value: policyRate,
+    baseline: 'one indexOf scan of the same texts',
+    baselineValue: baselineRate,
+    note: `the baseline is the floor of reading the text once, not a competing detector (${total} detections per pass)`,
+  });
   console.log(
     `content-policies: piiSecrets+denyPatterns ${policyRate.toFixed(1)} MB/s ` +
       `(baseline single indexOf scan ${baselineRate.toFixed(0)} MB/s, ` +

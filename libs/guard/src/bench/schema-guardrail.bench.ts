@@ -3,6 +3,7 @@
 // in the same run, so the printed ratio is comparable across machines. Half the arguments are
 // valid, half fail in one to three places (the guardrail then names every failing keyword).
 import { type JsonValue } from '@gatehouse/contracts';
+import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
 import { createSchemaGuardrail } from '../guardrails/schema-guardrail.js';
 import type { GuardrailInput } from '../guardrails/types.js';
 
@@ -62,6 +63,16 @@ export async function benchSchemaGuardrail(): Promise<void> {
 
   const rate = (ARGUMENT_SETS * TIMED_PASSES) / (guardrailMs / 1000);
   const baselineRate = (ARGUMENT_SETS * BASELINE_PASSES) / (baselineMs / 1000);
+  recordBenchFigure({
+    benchmark: 'guard: JSON Schema guardrail',
+    source: 'libs/guard/src/bench/schema-guardrail.bench.ts',
+    case: `create_ticket schema, ${ARGUMENT_SETS.toLocaleString('en')} argument sets (half invalid)`,
+    metric: 'validations per second',
+    unit: 'validations/s',
+    value: rate,
+    baseline: 'a hand-written validator of the same schema (checked to deny as many)',
+    baselineValue: baselineRate,
+  });
   console.log(
     `schema-guardrail: ${Math.round(rate).toLocaleString('en')} validations/s ` +
       `(baseline hand-written validator ${Math.round(baselineRate).toLocaleString('en')}/s, ratio ${(rate / baselineRate).toFixed(3)}), ` +

@@ -1,6 +1,8 @@
 // Benchmark, one run against the real broker and PostgreSQL with the built service as a process:
 //  1. approval round trip: from the reviewer's POST to the guard's `awaitApproval` unblocking
-//     (Kafka approval gateway replaying the log), p50/p99 on loopback, next to the bare POST;
+//     (Kafka approval gateway replaying the log), p50/p99 on loopback, next to the transports a
+//     decision cannot avoid, sampled alternately in the same loop: an HTTP round trip to the same
+//     service and a plain acks=all produce seen by a plain consumer on the same broker;
 //  2. replay: the approvals topic read from offset 0 as raw records (a kafkajs consumer that only
 //     counts), decoded (replayTopic), decoded and folded (the shared fold), and rebuilt into
 //     PostgreSQL (fold + projection writes), in events/s on the same topic.
@@ -17,10 +19,11 @@ import { testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
-import { createKafkaClient, EventProducer, kafkaConfigFromEnv, provisionTopics, replayTopic } from '@gatehouse/kafka';
+import { createKafkaClient, EventProducer, kafkaConfigFromEnv, Partitioners, provisionTopics, replayTopic } from '@gatehouse/kafka';
 import { rebuildProjection } from '@gatehouse/service-runtime';
 import { createTestDatabase, freePort, percentile } from '@gatehouse/service-runtime/testing';
 import { type Kafka } from 'kafkajs';
+import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
 import { reviewersJson, testReviewer } from '../testing/approval-app.js';
 
 const ROUND_TRIPS = Number(process.env['GATEHOUSE_BENCH_ROUND_TRIPS'] ?? 200);
@@ -54,6 +57,46 @@ async function rawConsume(kafka: Kafka, topic: string, expected: number): Promis
   return seconds;
 }
 
+/**
+ * The bare transports of a decision, as a baseline: an HTTP round trip to the service (GET
+ * /v1/approvals-status answers from memory) and one record produced with acks=all by a plain
+ * idempotent kafkajs producer and received by a plain consumer that polls like the guard's gateway.
+ */
+async function transportBaseline(kafka: Kafka, topic: string, base: string) {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, replicationFactor: 1 }] });
+  await admin.disconnect();
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const consumer = kafka.consumer({ groupId: `bench-baseline-${randomUUID()}`, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const waiting = new Map<string, () => void>();
+  await consumer.run({ eachMessage: async ({ message }) => void waiting.get(message.value?.toString() ?? '')?.() });
+  return {
+    /** One sample: ms until the HTTP answer and the produce ack (`answered`), and until the consumer also saw the record (`seen`). */
+    async sample(): Promise<{ answered: number; seen: number }> {
+      const id = randomUUID();
+      let seenAt = 0n;
+      const seen = new Promise<void>((resolve) => waiting.set(id, () => ((seenAt = process.hrtime.bigint()), resolve())));
+      const start = process.hrtime.bigint();
+      const res = await fetch(`${base}/v1/approvals-status`);
+      if (res.status !== 200) throw new Error(`approvals-status answered ${res.status}`);
+      await res.arrayBuffer();
+      await producer.send({ topic, acks: -1, messages: [{ value: id }] });
+      const answered = ms(start);
+      await seen;
+      waiting.delete(id);
+      return { answered, seen: Math.max(answered, Number(seenAt - start) / 1e6) };
+    },
+    async close() {
+      await consumer.disconnect();
+      await producer.disconnect();
+    },
+  };
+}
+
 const namespace = `bench-${randomBytes(4).toString('hex')}`;
 const kafka = createKafkaClient(kafkaConfigFromEnv('approval-bench'));
 await provisionTopics(kafka, { namespace });
@@ -83,6 +126,7 @@ const service = spawn(process.execPath, [path.resolve(here, '../main.js')], {
 const base = `http://127.0.0.1:${port}`;
 const gateway = createKafkaApprovalGateway({ kafka, keyring, namespace });
 const producer = await EventProducer.connect(kafka, { namespace });
+let transports: Awaited<ReturnType<typeof transportBaseline>> | undefined;
 try {
   for (let i = 0; ; i += 1) {
     try {
@@ -94,11 +138,20 @@ try {
     await new Promise((r) => setTimeout(r, 200));
   }
   const headers = { authorization: `Bearer ${reviewer.key}`, 'content-type': 'application/json' };
+  transports = await transportBaseline(kafka, `${namespace}.bench-baseline`, base);
 
   // 1. Round trip: the guard waits; the reviewer sees the request, POSTs, and the clock runs until the guard unblocks.
+  // The baseline is sampled in the same loop, so both see the same moments of a shared machine.
   const roundTrips: number[] = [];
   const posts: number[] = [];
+  const baselineAnswered: number[] = [];
+  const baselineSeen: number[] = [];
   for (let i = 0; i < ROUND_TRIPS + 20; i += 1) {
+    const transport = await transports.sample();
+    if (i >= 20) {
+      baselineAnswered.push(transport.answered);
+      baselineSeen.push(transport.seen);
+    }
     const { event } = testRequest();
     const { approvalId: _id, ...input } = event.payload;
     const waiting = gateway.awaitApproval({ ...input, redactedPaths: [...input.redactedPaths] }, { timeoutMs: 30_000 });
@@ -122,6 +175,28 @@ try {
   console.log(`approvals: ${ROUND_TRIPS} sequential round trips on loopback (after 20 warm-up)`);
   console.log(`approvals: reviewer POST answered (decision appended, folded, projected): ${summary(posts)}`);
   console.log(`approvals: reviewer POST -> guard unblocked: ${summary(roundTrips)}`);
+  console.log(`approvals: baseline HTTP round trip + acks=all produce: ${summary(baselineAnswered)}; until a plain consumer saw it: ${summary(baselineSeen)}`);
+  const source = 'services/approval/src/bench/approval.bench.ts';
+  const latencies = [
+    { case: 'reviewer POST answered (decision appended, folded, projected)', samples: posts, baseline: 'an HTTP round trip to the service (GET /v1/approvals-status) + a plain acks=all produce', base: baselineAnswered },
+    { case: 'reviewer POST to the guard unblocked', samples: roundTrips, baseline: 'the same, until a plain consumer polling like the gateway saw the record', base: baselineSeen },
+  ];
+  for (const l of latencies) {
+    const sorted = [...l.samples].sort((a, b) => a - b);
+    const sortedBase = [...l.base].sort((a, b) => a - b);
+    for (const quantile of [50, 99]) {
+      recordBenchFigure({
+        benchmark: 'approval',
+        source,
+        case: `${l.case}, ${ROUND_TRIPS} sequential`,
+        metric: `latency p${quantile}`,
+        unit: 'ms',
+        value: percentile(sorted, quantile),
+        baseline: l.baseline,
+        baselineValue: percentile(sortedBase, quantile),
+      });
+    }
+  }
 
   // 2. Replay rate: a topic of requests, each decided.
   const batch = 500;
@@ -154,11 +229,33 @@ try {
   console.log(`approvals:   replay + approval fold (guard's replay) ${rate(foldSeconds)} events/s (${(rate(foldSeconds) / raw).toFixed(2)}x raw)`);
   console.log(`approvals:   rebuild into PostgreSQL (replay CLI)    ${rate(rebuildSeconds)} events/s (${(rate(rebuildSeconds) / raw).toFixed(2)}x raw; ${rebuilt.records} records)`);
   if (counted !== total) throw new Error(`replay counted ${counted} of ${total}`);
+  const replays = [
+    { case: 'replayTopic (decode + contract check)', seconds: decodeSeconds },
+    { case: "replay + approval fold with signature checks (a guard's start)", seconds: foldSeconds },
+    { case: 'rebuild into PostgreSQL (replay CLI)', seconds: rebuildSeconds },
+  ];
+  for (const r of replays) {
+    recordBenchFigure({
+      benchmark: 'approval',
+      source,
+      case: `${r.case}, ${total.toLocaleString('en')} events from offset 0`,
+      metric: 'replay throughput',
+      unit: 'events/s',
+      value: total / r.seconds,
+      baseline: 'a plain kafkajs consumer on the same topic, counting only',
+      baselineValue: total / rawSeconds,
+    });
+  }
 } finally {
+  await transports?.close();
   await gateway.close();
   await producer.close();
-  service.kill('SIGTERM');
-  await new Promise((r) => service.once('exit', r));
+  // A service that failed to start has exited already and would never emit 'exit' again.
+  if (service.exitCode === null && service.signalCode === null) {
+    const exited = new Promise((r) => service.once('exit', r));
+    service.kill('SIGTERM');
+    await exited;
+  }
   await database.drop();
   rmSync(secrets, { recursive: true, force: true });
 }

@@ -10,6 +10,7 @@ import { createEvent, DecisionRecordedV1 } from '@gatehouse/contracts';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv, provisionTopics, replayTopic } from '@gatehouse/kafka';
 import { openServiceDatabase } from '@gatehouse/service-runtime';
 import { createTestDatabase } from '@gatehouse/service-runtime/testing';
+import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
 import { ExportPipeline } from '../export/export-pipeline.js';
 import { AUDIT_EXPORT_MIGRATIONS } from '../projection/audit-migrations.js';
 import { RotatingFileSink } from '../sinks/file-sink.js';
@@ -72,6 +73,16 @@ try {
   const rate = (n: number, s: number) => Math.round(n / s).toLocaleString('en-US');
   process.stdout.write(`raw consumer (replayTopic, counting only): ${counted} events in ${rawSeconds.toFixed(2)} s = ${rate(counted, rawSeconds)} events/s\n`);
   process.stdout.write(`export (OCSF + CEF → fsynced file sink, positions in PostgreSQL): ${N} events in ${exportSeconds.toFixed(2)} s = ${rate(N, exportSeconds)} events/s\n`);
+  recordBenchFigure({
+    benchmark: 'audit export',
+    source: 'services/audit-export/src/bench/export.bench.ts',
+    case: `${N.toLocaleString('en')} DecisionRecorded events from offset 0`,
+    metric: 'export throughput (OCSF + CEF to an fsynced rotating file sink, positions in PostgreSQL)',
+    unit: 'events/s',
+    value: N / exportSeconds,
+    baseline: 'replayTopic on the same topic (decode and contract check, counting only)',
+    baselineValue: counted / rawSeconds,
+  });
 } finally {
   await adminClient.disconnect();
   await dataSource.destroy();

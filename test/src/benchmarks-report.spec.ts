@@ -1,0 +1,87 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type BenchReport, formatFigure, renderBenchmarksMarkdown } from '../../tools/bench-report.mjs';
+import { benchRecordProblems, recordBenchFigure } from '../../tools/bench-results.mjs';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const committed = JSON.parse(readFileSync(`${root}docs/benchmarks.json`, 'utf8')) as BenchReport;
+
+describe('docs/benchmarks.md', () => {
+  it('is exactly what the renderer makes of docs/benchmarks.json (regenerate with npm run bench, never edit by hand)', () => {
+    expect(readFileSync(`${root}docs/benchmarks.md`, 'utf8')).toBe(renderBenchmarksMarkdown(committed));
+  });
+
+  it('holds figures of every benchmark program, each with a same-run baseline and its ratio', () => {
+    const sources = new Set(committed.results.map((r) => r.source));
+    expect([...sources].sort()).toEqual([
+      'libs/guard/src/bench/agent-stream.bench.ts',
+      'libs/guard/src/bench/connector.bench.ts',
+      'libs/guard/src/bench/content-policies.bench.ts',
+      'libs/guard/src/bench/gatekeeper.bench.ts',
+      'libs/guard/src/bench/schema-guardrail.bench.ts',
+      'services/approval/src/bench/approval.bench.ts',
+      'services/audit-export/src/bench/export.bench.ts',
+      'services/idempotency-ledger/src/bench/ledger.bench.ts',
+    ]);
+    for (const record of committed.results) {
+      expect({ figure: `${record.benchmark} / ${record.case} / ${record.metric}`, problems: benchRecordProblems(record) }).toEqual({
+        figure: `${record.benchmark} / ${record.case} / ${record.metric}`,
+        problems: [],
+      });
+    }
+  });
+
+  it('states the machine, the Node version and the date of the run', () => {
+    expect(committed.generatedBy).toBe('npm run bench');
+    expect(committed.machine.cpus).toBeGreaterThan(0);
+    expect(committed.machine.totalMemoryBytes).toBeGreaterThan(0);
+    expect(committed.node).toMatch(/^v22\./);
+    expect(Number.isNaN(Date.parse(committed.date))).toBe(false);
+  });
+});
+
+describe('benchmark figures', () => {
+  const figure = {
+    benchmark: 'example',
+    source: 'example.bench.ts',
+    case: 'one case',
+    metric: 'latency p50',
+    unit: 'ms',
+    value: 3,
+    baseline: 'the bare call',
+    baselineValue: 2,
+  };
+
+  it('are recorded with their ratio to the baseline, and refused without a baseline', () => {
+    expect(recordBenchFigure(figure, {}).ratio).toBe(1.5);
+    expect(() => recordBenchFigure({ ...figure, baselineValue: 0 }, {})).toThrow(/baselineValue must be a positive finite number/);
+    expect(() => recordBenchFigure({ ...figure, baseline: '' }, {})).toThrow(/baseline must be a non-empty string/);
+    expect(benchRecordProblems({ ...figure, ratio: 2 })).toEqual(['ratio must be value / baselineValue']);
+  });
+
+  it('render a target and whether it was met only where a benchmark states one', () => {
+    const report: BenchReport = {
+      generatedBy: 'npm run bench',
+      date: '2026-12-01T10:20:30.000Z',
+      node: 'v22.23.3',
+      machine: { cpus: 2, cpuModel: 'Example CPU', totalMemoryBytes: 2 * 1024 ** 3, os: 'Linux 6.1 x64' },
+      results: [
+        recordBenchFigure({ ...figure, target: { on: 'ratio', atMost: 2, source: 'issue 1' } }, {}),
+        recordBenchFigure({ ...figure, case: 'another', value: 5, target: { on: 'value', atMost: 4, source: 'issue 1' } }, {}),
+        recordBenchFigure({ ...figure, benchmark: 'no target', value: 1234.5 }, {}),
+      ],
+    };
+    const markdown = renderBenchmarksMarkdown(report);
+    expect(markdown).toContain('| date | 2026-12-01 10:20 UTC |');
+    expect(markdown).toContain('| cores (`os.cpus().length`) | 2 |');
+    expect(markdown).toContain('| memory | 2.0 GiB |');
+    expect(markdown).toContain('| one case | latency p50 | 3.00 ms | the bare call | 2.00 ms | 1.50x | ratio ≤ 2.00x (issue 1) | yes |');
+    expect(markdown).toContain('| another | latency p50 | 5.00 ms | the bare call | 2.00 ms | 2.50x | ≤ 4.00 (issue 1) | **no** |');
+    expect(markdown).toContain('| one case | latency p50 | 1,235 ms | the bare call | 2.00 ms | 617x |');
+  });
+
+  it('format numbers the same way on every machine', () => {
+    expect([1_234_567.8, 123.4, 12.345, 1.2345, 0.18, 0.012345].map(formatFigure)).toEqual(['1,234,568', '123', '12.3', '1.23', '0.180', '0.0123']);
+  });
+});
