@@ -36,6 +36,7 @@ cluster_file="$GATEHOUSE_STATE_DIR/kafka/cluster.id"
 GATEHOUSE_TOPIC_NAMESPACE="demo-$(sha256sum "$cluster_file" | cut -c1-10)"
 export GATEHOUSE_TOPIC_NAMESPACE
 bash infra/scripts/infra.sh up
+echo "demo: building the services (Nx; cached after the first run)"
 build_all >/dev/null
 echo "demo: services built"
 
@@ -105,6 +106,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+echo "demo: starting the four services, each as its own Kafka principal; waiting for their health"
 for entry in $SERVICES; do
   name=${entry%%:*}
   pid_file="$run_dir/$name.pid"
