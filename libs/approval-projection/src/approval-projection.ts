@@ -1,6 +1,6 @@
 import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, type HistoryEntry, type Verdict } from '@gatehouse/approvals';
 import { type Keyring } from '@gatehouse/contracts';
-import { CreateProjectionOffsets1764489600000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
+import { CreateProjectionOffsets1764489600000, jsonbParam, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { CreateApprovalProjection1764662400000 } from './approval-projection.migrations.js';
 
@@ -97,7 +97,7 @@ async function upsertApprovals(manager: EntityManager, schemaSql: string, rows: 
        status = EXCLUDED.status, settled_at = EXCLUDED.settled_at, settled_by = EXCLUDED.settled_by, comment = EXCLUDED.comment,
        edited_arguments = EXCLUDED.edited_arguments, expiry_cause = EXCLUDED.expiry_cause, votes = EXCLUDED.votes, history = EXCLUDED.history,
        partition = EXCLUDED.partition, last_offset = EXCLUDED.last_offset, updated_at = now()`,
-    [JSON.stringify(rows)],
+    [jsonbParam(rows)],
   );
 }
 

@@ -76,7 +76,7 @@ export const EXTRA_TOPIC_GRANTS: Readonly<Record<string, TopicGrant>> = {
 /**
  * Consumer groups, by prefix: replays and tails use throwaway groups
  * (`gatehouse-replay-<uuid>`, `gatehouse-tail-<uuid>`), and the policy evaluation request/reply
- * its own (`gatehouse-policy-evaluator-server`, `gatehouse-policy-client-<uuid>-client`); every
+ * its own (`gatehouse-policy-evaluator[-<namespace>]-server`, `gatehouse-policy-client-<uuid>-client`); every
  * role that reads joins them.
  */
 export const GROUP_PREFIXES: readonly string[] = ['gatehouse-replay-', 'gatehouse-tail-', 'gatehouse-policy-'];

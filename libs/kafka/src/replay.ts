@@ -104,6 +104,10 @@ export async function replayTopic<T extends TopicId>(kafka: Kafka, topicId: T, o
         const end = ends.get(payload.partition) ?? 0n;
         advance(payload.partition, last < end ? last : end);
       });
+      // A consumer that crashed for good delivers nothing more: fail now, not at the deadline.
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if (!payload.restart) finish(payload.error);
+      });
       consumer
         .subscribe({ topic, fromBeginning: true })
         .then(() =>
@@ -126,8 +130,14 @@ export async function replayTopic<T extends TopicId>(kafka: Kafka, topicId: T, o
           }),
         )
         .then(() => {
-          for (const [partition, offset] of next) {
-            if (pending.has(partition)) consumer.seek({ topic, partition, offset: offset.toString() });
+          try {
+            for (const [partition, offset] of next) {
+              if (pending.has(partition)) consumer.seek({ topic, partition, offset: offset.toString() });
+            }
+          } catch {
+            // The first join crashed and kafkajs restarts the consumer in the background (a fresh
+            // broker's coordinator still loading): no group to seek on yet. The restarted member
+            // reads from the beginning and eachMessage skips what lies below `next`.
           }
         })
         .catch(finish);

@@ -63,7 +63,9 @@ export async function tailTopic<T extends TopicId>(kafka: Kafka, topicId: T, opt
     consumer.on(consumer.events.GROUP_JOIN, () => {
       if (!stopped) seekAll();
     });
+    let crashedForGood = false;
     consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) crashedForGood = true;
       if (!stopped && !payload.restart) options.onCrash?.(payload.error);
     });
     // A batch of transaction markers only never reaches eachBatch; its end still moves the position.
@@ -90,7 +92,16 @@ export async function tailTopic<T extends TopicId>(kafka: Kafka, topicId: T, opt
         await heartbeat();
       },
     });
-    seekAll();
+    // `run` also resolves when the first join crashed and kafkajs restarts the consumer in the
+    // background (a freshly started broker answers "the coordinator is loading" for a while):
+    // then there is no group to seek on and `seek` throws. The restarted member seeks on
+    // GROUP_JOIN, and the guard in eachBatch skips anything below our positions meanwhile.
+    // A crash kafkajs does not recover from still fails the start.
+    try {
+      seekAll();
+    } catch (error) {
+      if (crashedForGood) throw error;
+    }
   } catch (error) {
     stopped = true;
     await consumer.disconnect().catch(() => undefined);

@@ -55,6 +55,17 @@ export async function openServiceDatabase(options: ServiceDatabaseOptions): Prom
   return dataSource;
 }
 
+/**
+ * `value` as JSON text for a `$n::jsonb` parameter. JSON may carry U+0000, PostgreSQL's jsonb and
+ * text may not: a record holding one (an agent may write any string the contract allows) would
+ * make its projection's write fail on every retry and stall the fold behind it. It is stored as
+ * U+FFFD instead; the log keeps the original.
+ */
+export function jsonbParam(value: unknown): string {
+  // JSON escapes NUL as \u0000; after an odd number of backslashes the same letters are literal text, left alone.
+  return JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd');
+}
+
 /** The schema a migration runs in (the DataSource's configured schema). */
 export function migrationSchema(queryRunner: QueryRunner): string {
   const schema = (queryRunner.connection.options as { schema?: string }).schema;

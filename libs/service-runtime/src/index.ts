@@ -8,7 +8,8 @@ export { ServiceRuntimeModule, type ServiceRuntimeOptions } from './service-runt
 export { runService, startService } from './bootstrap.js';
 export { errorResponse, type ErrorBody, type ErrorMapping, GatehouseExceptionFilter } from './http-errors.js';
 export { type ProjectedTable, type ProjectionSpec, schemaIdent, type Touch } from './projection/projection-spec.js';
-export { ProjectionWriter } from './projection/projection-writer.js';
+export { ProjectionWriter, type ProjectionWriterOptions } from './projection/projection-writer.js';
+export { createDeadLetterPublisher, type DeadLetterPublisher } from './dead-letters.js';
 export { compareProjections, type ProjectionComparison, type ProjectionDifference, rebuildProjection, type RebuildOptions, type RebuildReport } from './projection/rebuild.js';
 export { replayCliMain, runReplayCli, type ReplayCliOptions } from './projection/replay-cli.js';
 export { nestFoldLog } from './fold-log.js';

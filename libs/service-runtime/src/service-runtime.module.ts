@@ -6,7 +6,8 @@ import { ENV, type ServiceConfig } from './config.js';
 import { type MigrationClass, openServiceDatabase } from './database.js';
 import { connectKafkaAdmin } from './health.js';
 import { HealthController } from './health.controller.js';
-import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, SERVICE_CONFIG } from './tokens.js';
+import { createDeadLetterPublisher, type DeadLetterPublisher } from './dead-letters.js';
+import { DATA_SOURCE, DEAD_LETTERS, KAFKA, KAFKA_ADMIN, SERVICE_CONFIG } from './tokens.js';
 
 export interface ServiceRuntimeOptions {
   readonly config: ServiceConfig;
@@ -23,6 +24,7 @@ export class ServiceRuntimeModule implements OnApplicationShutdown {
   constructor(
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(KAFKA_ADMIN) private readonly admin: Admin,
+    @Inject(DEAD_LETTERS) private readonly deadLetters: DeadLetterPublisher,
   ) {}
 
   static forRoot(options: ServiceRuntimeOptions): DynamicModule {
@@ -35,6 +37,8 @@ export class ServiceRuntimeModule implements OnApplicationShutdown {
         { provide: KAFKA, useFactory: () => createKafkaClient(options.config.kafka) },
         // Start-up fails (non-zero exit) when the broker does not answer within the deadline.
         { provide: KAFKA_ADMIN, inject: [KAFKA], useFactory: (kafka: Kafka) => connectKafkaAdmin(kafka, options.config.kafkaConnectDeadlineMs) },
+        // Where the service's folds park the records they cannot apply (libs/kafka ACLs: services write it).
+        { provide: DEAD_LETTERS, inject: [KAFKA], useFactory: (kafka: Kafka) => createDeadLetterPublisher(kafka, options.config.topicNamespace, options.config.service.name) },
         {
           provide: DATA_SOURCE,
           useFactory: () =>
@@ -46,11 +50,12 @@ export class ServiceRuntimeModule implements OnApplicationShutdown {
             }),
         },
       ],
-      exports: [SERVICE_CONFIG, KAFKA, KAFKA_ADMIN, DATA_SOURCE],
+      exports: [SERVICE_CONFIG, KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS],
     };
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.deadLetters.close();
     await this.admin.disconnect();
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }

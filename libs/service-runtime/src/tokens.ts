@@ -3,3 +3,5 @@ export const SERVICE_CONFIG = 'gatehouse:service-config';
 export const DATA_SOURCE = 'gatehouse:data-source';
 export const KAFKA = 'gatehouse:kafka';
 export const KAFKA_ADMIN = 'gatehouse:kafka-admin';
+/** The service's `DeadLetterPublisher` (closed by the runtime module at shutdown). */
+export const DEAD_LETTERS = 'gatehouse:dead-letters';

@@ -2,7 +2,7 @@ import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestj
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
 import { APPROVAL_MIGRATIONS, approvalProjection } from '@gatehouse/approval-projection';
-import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { DATA_SOURCE, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ApprovalOptions, approvalOptionsFromEnv } from './approval-config.js';
@@ -32,14 +32,16 @@ export class ApprovalModule implements OnModuleDestroy {
         {
           provide: APPROVAL_ENGINE,
           // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
-          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE],
-          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource) =>
+          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS],
+          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource, deadLetters: DeadLetterPublisher) =>
             ApprovalEngine.start({
               kafka,
               namespace: config.topicNamespace,
               signingKey: options.signingKey,
               keyring: options.keyring,
-              projection: new ProjectionWriter(dataSource, approvalProjection(options.keyring), config.database.schema, topicName('approvals', config.topicNamespace)),
+              projection: new ProjectionWriter(dataSource, approvalProjection(options.keyring), config.database.schema, topicName('approvals', config.topicNamespace), {
+                onUnapplied: (poison) => deadLetters.publish(poison),
+              }),
               decisionDeadlineMs: options.decisionDeadlineMs,
               expirySweepMs: options.expirySweepMs,
               log: nestFoldLog('approval'),

@@ -1,3 +1,4 @@
+import { type PoisonRecord } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportOptions, hasSinks } from './export-config.js';
@@ -18,6 +19,8 @@ export interface AuditRuntimeOptions {
   readonly export: ExportOptions;
   readonly telemetry?: ExportTelemetry;
   readonly log?: ExportLog;
+  /** Parks the audit records the projection cannot apply on the dead-letter topic. */
+  readonly deadLetters?: (poison: readonly PoisonRecord[]) => Promise<void>;
 }
 
 /** Builds the configured sinks. */
@@ -44,7 +47,7 @@ export class AuditRuntime {
 
   constructor(private readonly options: AuditRuntimeOptions) {
     this.log = options.log ?? (() => undefined);
-    this.projection = new DecisionsProjection(options.kafka, options.dataSource, options.schema, options.namespace, this.log);
+    this.projection = new DecisionsProjection(options.kafka, options.dataSource, options.schema, options.namespace, this.log, options.deadLetters);
   }
 
   start(): void {

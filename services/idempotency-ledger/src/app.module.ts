@@ -1,7 +1,7 @@
 import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { DATA_SOURCE, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { CompleteKeyController } from './complete-key/complete-key.http.controller.js';
@@ -47,14 +47,16 @@ export class LedgerModule implements OnModuleDestroy {
         {
           provide: LEDGER_ENGINE,
           // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
-          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE],
-          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource) =>
+          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS],
+          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource, deadLetters: DeadLetterPublisher) =>
             LedgerEngine.start({
               kafka,
               namespace: config.topicNamespace,
               signingKey: options.signingKey,
               keyring: options.keyring,
-              projection: new ProjectionWriter(dataSource, ledgerProjection(options.keyring), config.database.schema, topicName('ledger', config.topicNamespace)),
+              projection: new ProjectionWriter(dataSource, ledgerProjection(options.keyring), config.database.schema, topicName('ledger', config.topicNamespace), {
+                onUnapplied: (poison) => deadLetters.publish(poison),
+              }),
               decisionDeadlineMs: options.decisionDeadlineMs,
               log: nestFoldLog('ledger'),
             }),

@@ -1,7 +1,7 @@
 import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { DATA_SOURCE, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { DATA_SOURCE, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { DecideController } from './decide/decide.http.controller.js';
@@ -34,14 +34,16 @@ export class PolicyModule implements OnModuleDestroy {
         { provide: POLICY_OPTIONS, useValue: options },
         {
           provide: POLICY_ENGINE,
-          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE],
-          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource) =>
+          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS],
+          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource, deadLetters: DeadLetterPublisher) =>
             PolicyEngine.start({
               kafka,
               namespace: config.topicNamespace,
               signingKey: options.signingKey,
               keyring: options.keyring,
-              projection: new ProjectionWriter(dataSource, policyProjection(options.keyring), config.database.schema, topicName('policies', config.topicNamespace)),
+              projection: new ProjectionWriter(dataSource, policyProjection(options.keyring), config.database.schema, topicName('policies', config.topicNamespace), {
+                onUnapplied: (poison) => deadLetters.publish(poison),
+              }),
               log: nestFoldLog('policy'),
             }),
         },

@@ -44,9 +44,12 @@ export function startNode(script: string, args: readonly string[], env: Record<s
   return { child, output: () => output, exited: () => exit };
 }
 
-/** Starts a built service, as its own Kafka principal, and resolves once its /health answers 200. */
+/**
+ * Starts a built service, as its own Kafka principal, and resolves once its /health answers 200.
+ * It listens on `env.GATEHOUSE_PORT` when given (a restart on the port its clients know), else on a free port.
+ */
 export async function startService(name: string, env: Record<string, string>, timeoutMs = 60_000): Promise<Started & { port: number; url: string }> {
-  const port = await freePort();
+  const port = env['GATEHOUSE_PORT'] ? Number(env['GATEHOUSE_PORT']) : await freePort();
   const started = startNode(path.join(ROOT, `services/${name}/dist/main.js`), [], { GATEHOUSE_PORT: String(port), ...serviceSigningEnv(name), ...serviceKafkaEnv(name), ...env });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;

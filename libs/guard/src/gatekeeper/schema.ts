@@ -139,7 +139,17 @@ export function parseGatekeeperBundle(source: string | unknown): GatekeeperBundl
       });
     }
   }
-  const result = GatekeeperBundleSchema.safeParse(data);
+  let result: ReturnType<typeof GatekeeperBundleSchema.safeParse>;
+  try {
+    result = GatekeeperBundleSchema.safeParse(data);
+  } catch (error) {
+    // Values nested thousands deep (a predicate's arguments) overflow the recursive schema: refuse, do not crash.
+    if (!(error instanceof RangeError)) throw error;
+    throw new GatehouseError('GATEKEEPER.BUNDLE_INVALID', 'invalid policy bundle at (root): nested too deeply', {
+      category: 'validation',
+      details: { field: '(root)', issues: [{ path: '(root)', code: 'too_deep', message: 'nested too deeply' }] },
+    });
+  }
   if (!result.success) {
     const issues = result.error.issues.slice(0, 20).map(issueOf);
     const first = issues[0]!;

@@ -1,10 +1,18 @@
 import { type TopicId } from '@gatehouse/contracts';
 import { type DecodedRecord, type FoldProjection, type PoisonRecord } from '@gatehouse/kafka';
 import { type DataSource, type EntityManager } from 'typeorm';
-import { ProjectionOffsets } from '../database.js';
+import { jsonbParam, ProjectionOffsets } from '../database.js';
 import { type ProjectionSpec, schemaIdent, type Touch } from './projection-spec.js';
 
 const WRITE_TIMEOUT = '10s';
+
+export interface ProjectionWriterOptions {
+  /**
+   * Called after a flush committed, with the unapplied records it stored for the first time
+   * (e.g. to park them on the dead-letter topic). Must not throw; it is awaited.
+   */
+  readonly onUnapplied?: (poison: readonly PoisonRecord[]) => Promise<void>;
+}
 
 /**
  * Keeps a service's PostgreSQL projection of its fold. The fold marks what each record touched;
@@ -24,6 +32,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     readonly schema: string,
     /** The topic's full name (namespace included). */
     private readonly topic: string,
+    private readonly options: ProjectionWriterOptions = {},
   ) {
     this.schemaSql = schemaIdent(schema);
     this.offsets = new ProjectionOffsets(schema, spec.name);
@@ -66,6 +75,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     this.unapplied = new Map();
     const rows = this.spec.tables.map((table, i) => [...(touched[i] ?? new Map<string, Touch>())].map(([key, touch]) => ({ key, touch, row: table.row(state, key, touch) })));
     const positions = [...through];
+    let newlyUnapplied: PoisonRecord[] = [];
     try {
       await this.dataSource.transaction(async (manager) => {
         // A stuck lock becomes a failed write that is retried, never a flush that hangs.
@@ -83,7 +93,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
           if (deletes.length > 0 && table.remove) await table.remove(manager, this.schemaSql, deletes);
         }
         const poison = [...unapplied.values()].filter((p) => fresh({ partition: p.partition, offset: BigInt(p.offset) }));
-        if (poison.length > 0) await this.insertUnapplied(manager, poison);
+        newlyUnapplied = poison.length > 0 ? await this.insertUnapplied(manager, poison) : [];
         for (const [partition, next] of positions) await this.offsets.save(manager, this.topic, partition, next.toString());
       });
     } catch (error) {
@@ -95,16 +105,21 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
       for (const [id, poison] of unapplied) if (!this.unapplied.has(id)) this.unapplied.set(id, poison);
       throw error;
     }
+    if (newlyUnapplied.length > 0 && this.options.onUnapplied) await this.options.onUnapplied(newlyUnapplied);
   }
 
-  private async insertUnapplied(manager: EntityManager, poison: PoisonRecord[]): Promise<void> {
+  /** Stores `poison`; returns the records that were not stored before (another replica, an earlier flush). */
+  private async insertUnapplied(manager: EntityManager, poison: PoisonRecord[]): Promise<PoisonRecord[]> {
     const rows = poison.map((p) => ({ topic: this.topic, partition: p.partition, offset: p.offset, code: p.code, reason: p.reason }));
-    await manager.query(
+    const inserted = (await manager.query(
       `INSERT INTO ${this.schemaSql}.unapplied_records (topic, partition, "offset", code, reason)
        SELECT r.topic, r.partition, r."offset", r.code, r.reason
          FROM jsonb_to_recordset($1::jsonb) AS r(topic text, partition integer, "offset" bigint, code text, reason text)
-       ON CONFLICT DO NOTHING`,
-      [JSON.stringify(rows)],
-    );
+       ON CONFLICT DO NOTHING
+       RETURNING partition, "offset"::text AS "offset"`,
+      [jsonbParam(rows)],
+    )) as { partition: number; offset: string }[];
+    const fresh = new Set(inserted.map((r) => `${r.partition}/${r.offset}`));
+    return poison.filter((p) => fresh.has(`${p.partition}/${p.offset}`));
   }
 }

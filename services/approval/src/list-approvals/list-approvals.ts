@@ -7,6 +7,14 @@ import { type ApprovalRow, type ApprovalView, VIEW_COLUMNS, viewOf } from '../ht
 
 const STATUSES = ['pending', 'approved', 'approved-with-edits', 'denied', 'expired', 'cancelled'] as const;
 
+const MAX_AGE_SECONDS = 100 * 365 * 24 * 60 * 60;
+/** A text filter; PostgreSQL text cannot hold NUL, so a filter with one is refused rather than failing the query. */
+const Filter = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+
 /** The query of `GET /v1/approvals`. */
 export const ListQuery = z.strictObject({
   /** One status or a comma-separated list. Default: every status. */
@@ -15,12 +23,12 @@ export const ListQuery = z.strictObject({
     .transform((s) => s.split(','))
     .pipe(z.array(z.enum(STATUSES)).min(1))
     .optional(),
-  tenant: z.string().min(1).max(256).optional(),
-  connector: z.string().min(1).max(256).optional(),
-  requester: z.string().min(1).max(256).optional(),
-  /** Only approvals requested at least / at most this many seconds ago. */
-  minAgeSeconds: z.coerce.number().int().min(0).optional(),
-  maxAgeSeconds: z.coerce.number().int().min(0).optional(),
+  tenant: Filter.optional(),
+  connector: Filter.optional(),
+  requester: Filter.optional(),
+  /** Only approvals requested at least / at most this many seconds ago (at most a century: the bound must stay a date). */
+  minAgeSeconds: z.coerce.number().int().min(0).max(MAX_AGE_SECONDS).optional(),
+  maxAgeSeconds: z.coerce.number().int().min(0).max(MAX_AGE_SECONDS).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   /** `nextCursor` of the previous page. */
   cursor: z.string().max(512).optional(),

@@ -1,6 +1,6 @@
 import { topicName } from '@gatehouse/contracts';
 import { type DecodedRecord, type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
-import { ProjectionOffsets } from '@gatehouse/service-runtime';
+import { jsonbParam, ProjectionOffsets } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportLog } from '../export/export-pipeline.js';
@@ -77,6 +77,8 @@ export class DecisionsProjection {
     private readonly schema: string,
     private readonly namespace: string | undefined,
     private readonly log: ExportLog = () => undefined,
+    /** Called after a write committed with the unapplied records it stored for the first time (the dead-letter feed). */
+    private readonly onUnapplied: (poison: readonly PoisonRecord[]) => Promise<void> = async () => undefined,
   ) {
     this.topic = topicName('audit', namespace);
     this.offsets = new ProjectionOffsets(schema, PROJECTION_NAME);
@@ -137,6 +139,7 @@ export class DecisionsProjection {
   private async flush(partition: number, next: string): Promise<void> {
     const rows = this.rows.get(partition) ?? [];
     const poison = this.poison.get(partition) ?? [];
+    let stored: PoisonRecord[] = [];
     for (let attempt = 1; ; attempt += 1) {
       try {
         await this.dataSource.transaction(async (manager) => {
@@ -145,17 +148,21 @@ export class DecisionsProjection {
               `INSERT INTO ${this.s}.decisions
                  SELECT * FROM jsonb_populate_recordset(NULL::${this.s}.decisions, $1::jsonb)
                ON CONFLICT DO NOTHING`,
-              [JSON.stringify(rows)],
+              [jsonbParam(rows)],
             );
           }
+          stored = [];
           if (poison.length > 0) {
-            await manager.query(
+            const inserted = (await manager.query(
               `INSERT INTO ${this.s}.unapplied_records (topic, partition, "offset", code, reason)
                SELECT r.topic, r.partition, r."offset", r.code, r.reason
                  FROM jsonb_to_recordset($1::jsonb) AS r(topic text, partition integer, "offset" bigint, code text, reason text)
-               ON CONFLICT DO NOTHING`,
-              [JSON.stringify(poison.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset, code: p.code, reason: p.reason })))],
-            );
+               ON CONFLICT DO NOTHING
+               RETURNING "offset"::text AS "offset"`,
+              [jsonbParam(poison.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset, code: p.code, reason: p.reason })))],
+            )) as { offset: string }[];
+            const fresh = new Set(inserted.map((r) => r.offset));
+            stored = poison.filter((p) => fresh.has(p.offset));
           }
           await this.offsets.save(manager, this.topic, partition, next);
         });
@@ -168,6 +175,7 @@ export class DecisionsProjection {
     }
     this.rows.set(partition, []);
     this.poison.set(partition, []);
+    if (stored.length > 0) await this.onUnapplied(stored);
   }
 
   async stop(): Promise<void> {

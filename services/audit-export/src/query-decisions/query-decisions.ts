@@ -4,7 +4,12 @@ import { z } from 'zod';
 import { schemaIdent } from '../projection/decisions-projection.js';
 import { DECISION_COLUMNS, type DecisionDbRow, type DecisionView, toView } from './decision-view.js';
 
-const Text = z.string().min(1, 'must not be empty').max(256, 'is too long');
+// PostgreSQL text cannot hold NUL: a filter with one is refused rather than failing the query.
+const Text = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256, 'is too long')
+  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 const Time = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 time with offset' });
 
 /** Opaque keyset cursor: the last row's log time and id, base64url JSON. */

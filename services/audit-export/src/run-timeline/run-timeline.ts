@@ -3,7 +3,14 @@ import { z } from 'zod';
 import { schemaIdent } from '../projection/decisions-projection.js';
 import { DECISION_COLUMNS, type DecisionDbRow, type DecisionView, toView } from '../query-decisions/decision-view.js';
 
-export const RunParams = z.object({ runId: z.string().min(1, 'must not be empty').max(256, 'is too long') });
+// PostgreSQL text cannot hold NUL: a run id with one is refused rather than failing the query.
+export const RunParams = z.object({
+  runId: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(256, 'is too long')
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters'),
+});
 
 /** Most decisions one timeline returns; a longer run is cut and says so. */
 export const TIMELINE_LIMIT = 10_000;

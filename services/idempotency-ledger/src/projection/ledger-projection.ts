@@ -1,6 +1,6 @@
 import { applyLedgerEvent, type BudgetState, createLedgerState, type KeyState, type LedgerState, type Verdict } from '@gatehouse/ledger';
 import { type Keyring } from '@gatehouse/contracts';
-import { type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
+import { jsonbParam, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { LEDGER_MIGRATIONS } from './ledger-migrations.js';
 
@@ -87,7 +87,7 @@ async function upsertKeys(manager: EntityManager, schemaSql: string, rows: reado
          reserved_at = EXCLUDED.reserved_at, pending_ttl_ms = EXCLUDED.pending_ttl_ms, completed_at = EXCLUDED.completed_at,
          ambiguous_since = EXCLUDED.ambiguous_since, partition = EXCLUDED.partition, last_offset = EXCLUDED.last_offset,
          updated_at = now()`,
-    [JSON.stringify(rows)],
+    [jsonbParam(rows)],
   );
 }
 
@@ -103,7 +103,7 @@ async function upsertBudgets(manager: EntityManager, schemaSql: string, rows: re
          algorithm = EXCLUDED.algorithm, count = EXCLUDED.count, window_ms = EXCLUDED.window_ms,
          window_start = EXCLUDED.window_start, used = EXCLUDED.used, admitted = EXCLUDED.admitted,
          partition = EXCLUDED.partition, last_offset = EXCLUDED.last_offset, updated_at = now()`,
-    [JSON.stringify(rows)],
+    [jsonbParam(rows)],
   );
 }
 

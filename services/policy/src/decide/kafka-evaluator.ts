@@ -1,6 +1,7 @@
 import { GatehouseError, topicName } from '@gatehouse/contracts';
 import { type KafkaConnectionConfig } from '@gatehouse/kafka';
-import { ServerKafka } from '@nestjs/microservices';
+import { Logger } from '@nestjs/common';
+import { KafkaHeaders, ServerKafka } from '@nestjs/microservices';
 import { of } from 'rxjs';
 import { z } from 'zod';
 import { PolicyError } from '../errors.js';
@@ -11,6 +12,43 @@ const KafkaEvaluateRequest = DecideRequest.extend({ policySetId: z.string().min(
 
 /** The reply: the decision, or a coded error (never request content). */
 export type KafkaEvaluateReply = { readonly ok: true; readonly decision: unknown } | { readonly ok: false; readonly error: { readonly code: string; readonly message: string } };
+
+/**
+ * NestJS's Kafka server, replying only where replies belong. The reply topic and partition come
+ * from the request's headers, so without this an agent could have this service write to any
+ * topic its principal may write (the policies log, which refuses keyless records: the failed
+ * reply was an unhandled rejection that killed the process), or to a partition that does not
+ * exist. A request naming another reply topic is dropped, and a reply the broker refuses is
+ * logged, never thrown.
+ */
+class EvaluatorServer extends ServerKafka {
+  private readonly log = new Logger('policy-evaluator');
+
+  constructor(
+    options: ConstructorParameters<typeof ServerKafka>[0],
+    private readonly replyTopic: string,
+  ) {
+    super(options);
+  }
+
+  override async handleMessage(payload: Parameters<ServerKafka['handleMessage']>[0]): Promise<unknown> {
+    const asked = payload.message.headers?.[KafkaHeaders.REPLY_TOPIC];
+    if (asked !== undefined && asked !== null && String(asked) !== this.replyTopic) {
+      this.log.warn(`dropped a request naming another reply topic {"code":"POLICY.REPLY_TOPIC_REFUSED","partition":${payload.partition},"offset":"${payload.message.offset}"}`);
+      return undefined;
+    }
+    return super.handleMessage(payload);
+  }
+
+  override async sendMessage(...args: Parameters<ServerKafka['sendMessage']>): ReturnType<ServerKafka['sendMessage']> {
+    try {
+      return await super.sendMessage(...args);
+    } catch {
+      this.log.warn('a reply could not be sent {"code":"POLICY.REPLY_FAILED"}');
+      return [];
+    }
+  }
+}
 
 /**
  * `evaluate` over Kafka request/reply, through @nestjs/microservices' Kafka transport, for agents
@@ -29,18 +67,22 @@ export class PolicyKafkaEvaluator {
     private readonly decisions: PolicyDecisions,
   ) {
     const sasl = connection.sasl;
-    this.server = new ServerKafka({
+    this.server = new EvaluatorServer({
       client: {
         clientId: `${connection.clientId}-evaluator`,
         brokers: [...connection.brokers],
         ...(sasl && { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as never }),
         retry: { retries: 5, initialRetryTime: 200, maxRetryTime: 5_000 },
       },
-      consumer: { groupId: 'gatehouse-policy-evaluator', allowAutoTopicCreation: false },
+      // One group per topic namespace: members of one group that subscribe to different topics
+      // (two namespaces on one cluster) are each assigned the other's partitions round-robin, and
+      // kafkajs drops the ones it did not subscribe to, so requests went unanswered. The ACLs grant
+      // the `gatehouse-policy-` prefix; Nest appends `-server`.
+      consumer: { groupId: namespace ? `gatehouse-policy-evaluator-${namespace}` : 'gatehouse-policy-evaluator', allowAutoTopicCreation: false },
       producer: { allowAutoTopicCreation: false },
       subscribe: { fromBeginning: false },
       postfixId: '-server',
-    });
+    }, topicName('policyEvaluationReplies', namespace));
     this.server.addHandler(topicName('policyEvaluations', namespace), (data: unknown) => this.handle(data), false);
   }
 

@@ -1,6 +1,6 @@
 import { type Keyring } from '@gatehouse/contracts';
 import { applyPolicyEvent, createPolicyBundlesState, type PolicyBundlesState, type PolicyVerdict, versionKey } from '@gatehouse/policies';
-import { CreateProjectionOffsets1764489600000, migrationSchema, type ProjectionSpec, unappliedRecordsTableSql } from '@gatehouse/service-runtime';
+import { CreateProjectionOffsets1764489600000, jsonbParam, migrationSchema, type ProjectionSpec, unappliedRecordsTableSql } from '@gatehouse/service-runtime';
 import { type EntityManager, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /** One row per trusted version of every policy set; versions are immutable once published. */
@@ -45,7 +45,7 @@ async function upsertVersions(manager: EntityManager, schemaSql: string, rows: r
        FROM jsonb_to_recordset($1::jsonb) AS r(version_key text, policy_set_id text, revision integer, digest text,
             published_by text, bundle jsonb, key_id text, published_at bigint, partition integer, last_offset bigint)
      ON CONFLICT (version_key) DO NOTHING`,
-    [JSON.stringify(rows)],
+    [jsonbParam(rows)],
   );
 }
 
