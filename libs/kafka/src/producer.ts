@@ -64,23 +64,30 @@ export class EventProducer {
 
   /** Parks a record that could not be decoded or handled, with the reason, on the dead-letter topic. */
   async deadLetter(poison: PoisonRecord): Promise<void> {
+    await this.deadLetterAll([poison]);
+  }
+
+  /**
+   * Parks `poison` in one request, in order (the caller keeps it under the broker's request size):
+   * a burst of poison costs one round trip, not one per record.
+   */
+  async deadLetterAll(poison: readonly PoisonRecord[]): Promise<void> {
+    if (poison.length === 0) return;
     await this.producer.send({
       topic: topicName('deadLetter', this.namespace),
       acks: -1,
-      messages: [
-        {
-          key: `${poison.topic}/${poison.partition}/${poison.offset}`,
-          value: poison.value,
-          headers: {
-            'gatehouse-dlq-topic': poison.topic,
-            'gatehouse-dlq-partition': String(poison.partition),
-            'gatehouse-dlq-offset': poison.offset,
-            'gatehouse-dlq-code': poison.code,
-            'gatehouse-dlq-reason': poison.reason,
-            ...(poison.key === null ? {} : { 'gatehouse-dlq-key': poison.key }),
-          },
+      messages: poison.map((p) => ({
+        key: `${p.topic}/${p.partition}/${p.offset}`,
+        value: p.value,
+        headers: {
+          'gatehouse-dlq-topic': p.topic,
+          'gatehouse-dlq-partition': String(p.partition),
+          'gatehouse-dlq-offset': p.offset,
+          'gatehouse-dlq-code': p.code,
+          'gatehouse-dlq-reason': p.reason,
+          ...(p.key === null ? {} : { 'gatehouse-dlq-key': p.key }),
         },
-      ],
+      })),
     });
   }
 

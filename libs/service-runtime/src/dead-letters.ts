@@ -31,14 +31,17 @@ export function createDeadLetterPublisher(kafka: Kafka, namespace: string | unde
   };
   return {
     async publish(poison) {
-      for (const record of poison) {
+      // A request per chunk, not per record: the flush that stored them waits for this, and the
+      // writers waiting on that flush with it, so a burst of poison must not cost a round trip each.
+      for (const chunk of inChunks(poison)) {
         try {
-          await (await connected()).deadLetter(record);
-          published += 1;
+          await (await connected()).deadLetterAll(chunk);
+          published += chunk.length;
         } catch (error) {
-          failed += 1;
+          failed += chunk.length;
           const code = (error as { type?: string; code?: string }).type ?? (error as { code?: string }).code ?? 'UNKNOWN';
-          logger.warn(`a record could not be dead-lettered (${record.topic}/${record.partition}/${record.offset}, ${code}); it stays in unapplied_records`);
+          const [first] = chunk;
+          logger.warn(`${chunk.length} record(s) could not be dead-lettered (from ${first?.topic}/${first?.partition}/${first?.offset}, ${code}); they stay in unapplied_records`);
         }
       }
     },
@@ -49,4 +52,27 @@ export function createDeadLetterPublisher(kafka: Kafka, namespace: string | unde
       if (open) await (await open.catch(() => undefined))?.close();
     },
   };
+}
+
+/** Bytes of records per dead-letter request: under the broker's default 1 MB limit, with room for headers. */
+const CHUNK_BYTES = 512 * 1024;
+const CHUNK_RECORDS = 500;
+
+/** `poison` in order, in chunks of at most CHUNK_RECORDS and (but for a single larger record) CHUNK_BYTES. */
+function inChunks(poison: readonly PoisonRecord[]): PoisonRecord[][] {
+  const chunks: PoisonRecord[][] = [];
+  let chunk: PoisonRecord[] = [];
+  let bytes = 0;
+  for (const record of poison) {
+    const size = (record.value?.length ?? 0) + Buffer.byteLength(record.reason) + (record.key === null ? 0 : Buffer.byteLength(record.key)) + 256;
+    if (chunk.length > 0 && (bytes + size > CHUNK_BYTES || chunk.length >= CHUNK_RECORDS)) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(record);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
 }
