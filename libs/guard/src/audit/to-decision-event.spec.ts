@@ -104,9 +104,10 @@ describe('toDecisionEvent', () => {
     expect(Object.keys(decoded).sort()).toEqual(['id', 'payload', 'source', 'subject', 'tenant', 'time', 'type', 'version']);
   });
 
-  it('names the connector of a tool decision as toolId, and no tool for other resources', () => {
+  it('names the tool of a connector or tool-guardrail decision as toolId, and no tool for other resources', () => {
     const tool = roundTrip(event({ boundary: 'tool', resource: 'connector:payments.refund', code: 'CONNECTOR.ALLOWED', decision: 'allowed' }));
     expect(tool.payload.toolId).toBe('payments.refund');
+    expect(roundTrip(event({ boundary: 'guardrail', resource: 'tool:orders.lookup' })).payload.toolId).toBe('orders.lookup');
     expect(roundTrip(event()).payload.toolId).toBeUndefined();
     expect(roundTrip(event({ resource: 'connector:' })).payload.toolId).toBeUndefined();
   });

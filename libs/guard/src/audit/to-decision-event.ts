@@ -50,12 +50,12 @@ function attributesOf(event: AuditEvent): Attributes {
   return attributes;
 }
 
-const CONNECTOR_RESOURCE = 'connector:';
+/** Resources that name a tool: a connector's gate (`connector:<id>`), a guardrail on a tool call (`tool:<id>`). */
+const TOOL_RESOURCE = /^(?:connector|tool):(.+)$/;
 
-/** The connector a tool decision was about (`resource: connector:<id>`), so SIEM queries can filter by tool. */
+/** The tool a decision was about, so SIEM queries can filter by tool. */
 function toolIdOf(event: AuditEvent): string | undefined {
-  const id = event.resource.startsWith(CONNECTOR_RESOURCE) ? event.resource.slice(CONNECTOR_RESOURCE.length) : '';
-  return id.length > 0 ? id : undefined;
+  return TOOL_RESOURCE.exec(event.resource)?.[1];
 }
 
 function durationMsOf(event: AuditEvent): number | undefined {
