@@ -12,12 +12,12 @@ import { throwawayDatabase } from '../src/support/database.js';
 import { killAll, type Started, startService } from '../src/support/processes.js';
 import { approvalBases, decisionRecorded, forgedApprovalGrants, ledgerBases, policyBases, rejectedApprovalEvents, unknownApprovalId } from './support/events.js';
 import { derivedSeed, FUZZ_RUNS, fuzzSeed, samples } from './support/fuzz-run.js';
-import { fuzzRoute, type RouteFuzz, verdictOf } from './support/http-fuzz.js';
+import { type RouteFuzz } from './support/http-fuzz.js';
 import { CANARY, deepNesting, type FieldSpec, junkJson, junkString, notIntegerIn, notOneOf, type ObjectSpec, signJwt, wrongType } from './support/http-inputs.js';
 import { getJson, produceRaw, tally } from './support/kafka-fuzz.js';
 import { classify, poisonRecords } from './support/kafka-inputs.js';
 import { authOnlyRoute, bodyRoute, contentType, type Credentials, fixedPath, HEALTH_RUNS, healthReport, hostileText, inputlessRoute, jsonObject, junkPaths, pathRoute, queryRoute } from './support/routes.js';
-import { aliveAndHealthy } from './support/service.js';
+import { aliveAndHealthy, describeRestFuzz } from './support/service.js';
 import { appended, auditCodes, Database, deadLettered, grown, TopicEnds } from './support/state.js';
 
 // Malformed input at every route of the approval service and at both consumers of the approvals
@@ -242,18 +242,8 @@ function approvalIdOf(value: Buffer | null): string | undefined {
   return decoded.poison ? undefined : ((decoded.event['payload'] as { approvalId?: string } | undefined)?.approvalId ?? undefined);
 }
 
-describe('approval service REST API under malformed input', () => {
-  // Built lazily: the decision route needs the pending request beforeAll creates.
-  const names = ['GET /v1/approvals', 'GET /v1/approvals/{id}', 'POST /v1/approvals/{id}/decision', 'GET /v1/approval-events', 'GET /v1/approvals-status', 'GET /openapi.json', 'GET /inbox', 'GET /inbox/app.js', 'GET /inbox/app.css', 'GET /health'];
-  it.each(names)('%s answers every malformed request with a typed 4xx and changes nothing', async (name) => {
-    const route = routes().find((r) => r.name === name) as RouteFuzz;
-    const before = await snapshot();
-    const result = await fuzzRoute(service.url, route, seed, FUZZ_RUNS);
-    expect(verdictOf(result, seed, name)).toEqual({ failures: 'none' });
-    expect(await aliveAndHealthy(service)).toEqual({ exit: null, health: 200 });
-    expect(await snapshot()).toEqual(before);
-  }, 120_000);
-});
+// Built lazily: the decision route needs the pending request beforeAll creates.
+describeRestFuzz('approval service REST API under malformed input', ['GET /v1/approvals', 'GET /v1/approvals/{id}', 'POST /v1/approvals/{id}/decision', 'GET /v1/approval-events', 'GET /v1/approvals-status', 'GET /openapi.json', 'GET /inbox', 'GET /inbox/app.js', 'GET /inbox/app.css', 'GET /health'], { service: () => service, routes, snapshot, seed });
 
 describe('approvals topic consumers under poison', () => {
   it('count and skip poison, ignore forgeries, and still apply the request that follows: the reviewer sees it, the guard gets its grant', async () => {

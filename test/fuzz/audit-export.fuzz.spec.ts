@@ -12,12 +12,12 @@ import { throwawayDatabase } from '../src/support/database.js';
 import { killAll, type Started, startService } from '../src/support/processes.js';
 import { approvalBases, decisionRecorded, ledgerBases, policyBases } from './support/events.js';
 import { derivedSeed, FUZZ_RUNS, fuzzSeed, samples } from './support/fuzz-run.js';
-import { fuzzRoute, type RouteFuzz, verdictOf } from './support/http-fuzz.js';
+import { type RouteFuzz } from './support/http-fuzz.js';
 import { CANARY, type FieldSpec, junkString, notOneOf, type ObjectSpec, wrongType } from './support/http-inputs.js';
 import { getJson, produceRaw, tally } from './support/kafka-fuzz.js';
 import { poisonRecords } from './support/kafka-inputs.js';
 import { bodyRoute, fixedPath, HEALTH_RUNS, healthReport, hostileText, inputlessRoute, junkPaths, pathRoute, queryRoute } from './support/routes.js';
-import { aliveAndHealthy } from './support/service.js';
+import { aliveAndHealthy, describeRestFuzz } from './support/service.js';
 import { appended, Database, deadLettered, grown, TopicEnds } from './support/state.js';
 
 // Malformed input at every route of audit-export and at both of its consumers of the audit topic
@@ -162,16 +162,7 @@ function routes(): RouteFuzz[] {
 
 const ROUTES = ['GET /v1/decisions', 'GET /v1/decisions/{id}', 'GET /v1/runs/{runId}/timeline', 'POST /v1/exports/{name}/restart', 'GET /v1/exports', 'GET /health'];
 
-describe('audit-export REST API under malformed input', () => {
-  it.each(ROUTES)('%s answers every malformed request with a typed 4xx and changes nothing', async (name) => {
-    const route = routes().find((r) => r.name === name) as RouteFuzz;
-    const before = await snapshot();
-    const result = await fuzzRoute(service.url, route, seed, FUZZ_RUNS);
-    expect(verdictOf(result, seed, name)).toEqual({ failures: 'none' });
-    expect(await aliveAndHealthy(service)).toEqual({ exit: null, health: 200 });
-    expect(await snapshot()).toEqual(before);
-  }, 120_000);
-});
+describeRestFuzz('audit-export REST API under malformed input', ROUTES, { service: () => service, routes, snapshot, seed });
 
 describe('audit topic consumers under poison', () => {
   it('keep poison as unapplied, skip it in the export, and still project and export the decision recorded after it', async () => {

@@ -8,12 +8,12 @@ import { throwawayDatabase } from '../src/support/database.js';
 import { killAll, type Started, startService } from '../src/support/processes.js';
 import { approvalBases, decisionRecorded, forgedLedgerGrants, ledgerBases, policyBases } from './support/events.js';
 import { derivedSeed, FUZZ_RUNS, fuzzSeed, samples } from './support/fuzz-run.js';
-import { type FuzzRequest, fuzzRoute, notTypedClientError, type RouteFuzz, verdictOf } from './support/http-fuzz.js';
+import { type FuzzRequest, notTypedClientError, type RouteFuzz } from './support/http-fuzz.js';
 import { deepNesting, type FieldSpec, junkString, malformedJsonText, notIntegerIn, notMatching, notOneOf, type ObjectSpec, wrongType } from './support/http-inputs.js';
 import { getJson, produceRaw, tally } from './support/kafka-fuzz.js';
 import { poisonRecords } from './support/kafka-inputs.js';
 import { bodyRoute, type Credentials, fixedPath, HEALTH_RUNS, healthReport, inputlessRoute, jsonObject, junkPaths, pathRoute } from './support/routes.js';
-import { aliveAndHealthy } from './support/service.js';
+import { aliveAndHealthy, describeRestFuzz } from './support/service.js';
 import { appended, auditCodes, Database, deadLettered, grown, TopicEnds } from './support/state.js';
 
 // Malformed input at every route of the idempotency ledger and at its consumer of the ledger
@@ -172,16 +172,7 @@ const ROUTES = [
   'GET /health',
 ];
 
-describe('idempotency ledger REST API under malformed input', () => {
-  it.each(ROUTES)('%s answers every malformed request with a typed 4xx and changes nothing', async (name) => {
-    const route = routes().find((r) => r.name === name) as RouteFuzz;
-    const before = await snapshot();
-    const result = await fuzzRoute(service.url, route, seed, FUZZ_RUNS);
-    expect(verdictOf(result, seed, name)).toEqual({ failures: 'none' });
-    expect(await aliveAndHealthy(service)).toEqual({ exit: null, health: 200 });
-    expect(await snapshot()).toEqual(before);
-  }, 120_000);
-});
+describeRestFuzz('idempotency ledger REST API under malformed input', ROUTES, { service: () => service, routes, snapshot, seed });
 
 describe('ledger topic consumer under poison', () => {
   it('counts and skips poison, ignores forged grants, and still decides the key reserved after them', async () => {

@@ -11,12 +11,12 @@ import { throwawayDatabase } from '../src/support/database.js';
 import { killAll, type Started, startService } from '../src/support/processes.js';
 import { approvalBases, bundleOf, decisionRecorded, forgedPolicyGrants, ledgerBases, policyBases } from './support/events.js';
 import { derivedSeed, FUZZ_RUNS, fuzzSeed, samples } from './support/fuzz-run.js';
-import { fuzzRoute, type RouteFuzz, verdictOf } from './support/http-fuzz.js';
+import { type RouteFuzz } from './support/http-fuzz.js';
 import { CANARY, deepNesting, type FieldSpec, jsonText, junkJson, junkString, malformedJsonText, notIntegerIn, notOneOf, type ObjectSpec, RawJson, wrongType } from './support/http-inputs.js';
 import { getJson, produceRaw, tally } from './support/kafka-fuzz.js';
 import { type KafkaInput, junkRecordHeaders, poisonRecords } from './support/kafka-inputs.js';
 import { authOnlyRoute, bodyRoute, type Credentials, fixedPath, HEALTH_RUNS, healthReport, inputlessRoute, jsonObject, junkPaths, pathRoute, queryRoute } from './support/routes.js';
-import { aliveAndHealthy } from './support/service.js';
+import { aliveAndHealthy, describeRestFuzz } from './support/service.js';
 import { appended, auditCodes, Database, deadLettered, grown, TopicEnds } from './support/state.js';
 
 // Malformed input at every route of the policy service, at both consumers of the policies topic
@@ -228,16 +228,7 @@ const ROUTES = [
   'GET /health',
 ];
 
-describe('policy service REST API under malformed input', () => {
-  it.each(ROUTES)('%s answers every malformed request with a typed 4xx and changes nothing', async (name) => {
-    const route = routes().find((r) => r.name === name) as RouteFuzz;
-    const before = await snapshot();
-    const result = await fuzzRoute(service.url, route, seed, FUZZ_RUNS);
-    expect(verdictOf(result, seed, name)).toEqual({ failures: 'none' });
-    expect(await aliveAndHealthy(service)).toEqual({ exit: null, health: 200 });
-    expect(await snapshot()).toEqual(before);
-  }, 120_000);
-});
+describeRestFuzz('policy service REST API under malformed input', ROUTES, { service: () => service, routes, snapshot, seed });
 
 describe('policies topic consumers under poison', () => {
   it('count and skip poison, ignore forged bundles, and still follow the version published after them', async () => {
