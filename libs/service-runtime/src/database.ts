@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { Logger } from '@nestjs/common';
 import { GatehouseError } from '@gatehouse/contracts';
-import { DataSource, type EntityManager, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { DataSource, type EntityManager, type Logger as TypeOrmLogger, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 export type MigrationClass = new () => MigrationInterface;
 
@@ -20,6 +21,32 @@ function quoteIdent(name: string): string {
 }
 
 /**
+ * TypeORM's logger for the services. TypeORM's own logs a failed query with its parameters, and
+ * PostgreSQL's message can quote the data: both may hold record content (tool arguments, event
+ * payloads). A failed query is logged by its SQLSTATE and the SQL's first words only.
+ */
+export class ContentFreeQueryLogger implements TypeOrmLogger {
+  private readonly logger = new Logger('database');
+
+  logQuery(): void {}
+  logQuerySlow(): void {}
+  logSchemaBuild(): void {}
+
+  logQueryError(error: string | Error, query: string, _parameters?: unknown): void {
+    const code = typeof error === 'object' && error !== null ? ((error as { code?: unknown }).code ?? 'unknown') : 'unknown';
+    this.logger.error(`query failed (SQLSTATE ${String(code)}): ${query.trim().split(/\s+/).slice(0, 3).join(' ')} ...`);
+  }
+
+  logMigration(message: string): void {
+    this.logger.log(message);
+  }
+
+  log(level: 'log' | 'info' | 'warn', message: unknown): void {
+    if (level === 'warn') this.logger.warn(typeof message === 'string' ? message : 'TypeORM warning');
+  }
+}
+
+/**
  * Opens the service's database, creates its schema when missing and runs its TypeORM
  * migrations (each in its own transaction). `synchronize` is never used.
  */
@@ -33,7 +60,8 @@ export async function openServiceDatabase(options: ServiceDatabaseOptions): Prom
     migrations: [...options.migrations],
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,
-    logging: ['error'],
+    logging: ['error', 'warn'],
+    logger: new ContentFreeQueryLogger(),
     extra: { max: 10, connectionTimeoutMillis: 5_000, application_name: `gatehouse-${options.schema}` },
   });
   try {
