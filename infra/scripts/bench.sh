@@ -10,19 +10,9 @@ cd "$ROOT"
 
 ensure_dependencies
 
-# A broker of its own, fresh every run, on its own ports and state dir: a demo or dev broker
-# left running is neither reused nor disturbed, and no earlier run's topics slow this one.
-export GATEHOUSE_STATE_DIR="$ROOT/.gatehouse/bench"
-export GATEHOUSE_KAFKA_PORT=${GATEHOUSE_BENCH_KAFKA_PORT:-29192}
-export GATEHOUSE_KAFKA_CONTROLLER_PORT=${GATEHOUSE_BENCH_KAFKA_CONTROLLER_PORT:-29193}
-export GATEHOUSE_KAFKA_BROKERS="127.0.0.1:$GATEHOUSE_KAFKA_PORT"
-# The benchmarks create topics in throwaway namespaces and start services: the super user.
-export_kafka_admin_env
-cleanup() { bash infra/kafka/kafka.sh stop || true; }
-trap cleanup EXIT
-bash infra/kafka/kafka.sh reset >/dev/null
-
-bash infra/scripts/infra.sh up
+# A broker of its own (own_broker, lib.sh), so no earlier run's topics slow this one. The
+# benchmarks create topics in throwaway namespaces and start services: the super user.
+own_broker bench "${GATEHOUSE_BENCH_KAFKA_PORT:-29192}" "${GATEHOUSE_BENCH_KAFKA_CONTROLLER_PORT:-29193}"
 echo "bench: build"
 build_all
 

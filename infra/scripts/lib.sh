@@ -43,3 +43,18 @@ export_kafka_admin_env() {
   while IFS= read -r pair; do export "${pair?}"; done < <(kafka_env admin)
 }
 export_kafka_admin_env
+
+# A broker of its own for this script: fresh data every run, state under .gatehouse/<name>, its
+# own ports, so a demo or dev broker left running is neither reused nor disturbed. Makes the
+# super user `admin` this shell's Kafka client, stops the broker on exit, and provisions the
+# topics, users' ACLs and database schemas. Usage: own_broker <name> <port> <controller-port>
+own_broker() {
+  export GATEHOUSE_STATE_DIR="$ROOT/.gatehouse/$1"
+  export GATEHOUSE_KAFKA_PORT=$2
+  export GATEHOUSE_KAFKA_CONTROLLER_PORT=$3
+  export GATEHOUSE_KAFKA_BROKERS="127.0.0.1:$GATEHOUSE_KAFKA_PORT"
+  export_kafka_admin_env
+  trap 'bash "$ROOT/infra/kafka/kafka.sh" stop || true' EXIT
+  bash "$ROOT/infra/kafka/kafka.sh" reset >/dev/null
+  bash "$ROOT/infra/scripts/infra.sh" up
+}

@@ -30,20 +30,10 @@ if [ -z "${GATEHOUSE_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
-# The tests get a broker of their own: fresh data every run, its own ports, so a broker
-# left running by `npm run demo -- --keep` is neither reused nor disturbed.
-export GATEHOUSE_STATE_DIR="$ROOT/.gatehouse/test"
-export GATEHOUSE_KAFKA_PORT=${GATEHOUSE_TEST_KAFKA_PORT:-19092}
-export GATEHOUSE_KAFKA_CONTROLLER_PORT=${GATEHOUSE_TEST_KAFKA_CONTROLLER_PORT:-19093}
-export GATEHOUSE_KAFKA_BROKERS="127.0.0.1:$GATEHOUSE_KAFKA_PORT"
-# The tests' default Kafka client is the super user `admin` of this broker; specs and the
-# processes they start take other principals' password files from beside admin's.
-export_kafka_admin_env
-cleanup() { bash infra/kafka/kafka.sh stop || true; }
-trap cleanup EXIT
-bash infra/kafka/kafka.sh reset >/dev/null
-
-bash infra/scripts/infra.sh up
+# The tests get a broker of their own (own_broker, lib.sh). Their default Kafka client is its
+# super user `admin`; specs and the processes they start take other principals' password files
+# from beside admin's.
+own_broker test "${GATEHOUSE_TEST_KAFKA_PORT:-19092}" "${GATEHOUSE_TEST_KAFKA_CONTROLLER_PORT:-19093}"
 echo "test: build"
 build_all
 echo "test: typecheck and lint"

@@ -18,7 +18,7 @@ import { getJson, produceRaw, tally } from './support/kafka-fuzz.js';
 import { classify, poisonRecords } from './support/kafka-inputs.js';
 import { authOnlyRoute, bodyRoute, contentType, type Credentials, fixedPath, HEALTH_RUNS, healthReport, hostileText, inputlessRoute, jsonObject, junkPaths, pathRoute, queryRoute } from './support/routes.js';
 import { aliveAndHealthy, describeRestFuzz } from './support/service.js';
-import { appended, auditCodes, Database, deadLettered, grown, TopicEnds } from './support/state.js';
+import { appended, auditCodes, Database, deadLettered, expectPoisonCounted, grown, TopicEnds } from './support/state.js';
 
 // Malformed input at every route of the approval service and at both consumers of the approvals
 // topic (the service's fold and the guard's approval gateway): typed 4xx answers, a live
@@ -276,18 +276,8 @@ describe('approvals topic consumers under poison', () => {
     expect((await after.granted).grant.approvalId).toBe(after.approvalId);
 
     // The fold counted every poison record and every forgery, and nothing else.
-    const status = await waitFor(async () => {
-      const s = await getJson<Record<string, number>>(`${service.url}/v1/approvals-status`);
-      return s['unappliedRecords'] === (before.fold.unapplied as number) + expected.poison ? s : undefined;
-    }, { timeoutMs: 30_000, what: 'the fold to count the poison' });
-    expect({ unapplied: status['unappliedRecords'], untrusted: status['untrustedGrants'], approvals: status['approvals'], pending: status['pending'] }).toEqual({
-      unapplied: (before.fold.unapplied as number) + expected.poison,
-      untrusted: (before.fold.untrusted as number) + expected.forged,
-      approvals: (before.fold.approvals as number) + 1,
-      pending: before.fold.pending,
-    });
-    const unappliedRows = before.database['unapplied_records']!.rows + expected.poison;
-    expect(await db.countReaching('approval', 'unapplied_records', unappliedRows)).toBe(unappliedRows);
+    const status = await expectPoisonCounted(db, 'approval', `${service.url}/v1/approvals-status`, before, expected);
+    expect({ approvals: status['approvals'], pending: status['pending'] }).toEqual({ approvals: (before.fold.approvals as number) + 1, pending: before.fold.pending });
 
     // The guard's tail skipped the same poison and ignored the same forgeries.
     const tail = gateway.stats();

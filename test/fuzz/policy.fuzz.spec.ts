@@ -17,7 +17,7 @@ import { getJson, produceRaw, tally } from './support/kafka-fuzz.js';
 import { type KafkaInput, junkRecordHeaders, poisonRecords } from './support/kafka-inputs.js';
 import { authOnlyRoute, bodyRoute, type Credentials, fixedPath, HEALTH_RUNS, healthReport, inputlessRoute, jsonObject, junkPaths, pathRoute, queryRoute } from './support/routes.js';
 import { aliveAndHealthy, describeRestFuzz } from './support/service.js';
-import { appended, auditCodes, Database, deadLettered, grown, TopicEnds } from './support/state.js';
+import { appended, auditCodes, Database, deadLettered, expectPoisonCounted, grown, TopicEnds } from './support/state.js';
 
 // Malformed input at every route of the policy service, at both consumers of the policies topic
 // (the service's fold and the guard's bundle watcher) and at the service's Kafka request/reply
@@ -246,18 +246,8 @@ describe('policies topic consumers under poison', () => {
 
     expect(await publish(250)).toEqual({ status: 201, revision: 2 });
     await waitFor(() => (watcher.current(SET)?.revision === 2 ? true : undefined), { timeoutMs: 30_000, what: 'the guard to follow revision 2' });
-    const status = await waitFor(async () => {
-      const s = await getJson<Record<string, number>>(`${service.url}/v1/policy-status`);
-      return s['unappliedRecords'] === (before.fold.unapplied as number) + expected.poison ? s : undefined;
-    }, { timeoutMs: 30_000, what: 'the fold to count the poison' });
-    expect({ unapplied: status['unappliedRecords'], untrusted: status['untrustedGrants'], versions: status['versions'], sets: status['policySets'] }).toEqual({
-      unapplied: (before.fold.unapplied as number) + expected.poison,
-      untrusted: (before.fold.untrusted as number) + expected.forged,
-      versions: (before.fold.versions as number) + 1,
-      sets: before.fold.sets,
-    });
-    const unappliedRows = before.database['unapplied_records']!.rows + expected.poison;
-    expect(await db.countReaching('policy', 'unapplied_records', unappliedRows)).toBe(unappliedRows);
+    const status = await expectPoisonCounted(db, 'policy', `${service.url}/v1/policy-status`, before, expected);
+    expect({ versions: status['versions'], sets: status['policySets'] }).toEqual({ versions: (before.fold.versions as number) + 1, sets: before.fold.sets });
     const versionRows = before.database['policy_versions']!.rows + 1;
     expect(await db.countReaching('policy', 'policy_versions', versionRows)).toBe(versionRows);
     // The guard took none of the forged "allow everything" bundles, and still follows.

@@ -1,8 +1,10 @@
+import { expect } from '@jest/globals';
 import { type TopicId, topicName } from '@gatehouse/contracts';
 import { replayTopic } from '@gatehouse/kafka';
 import { waitFor } from '@gatehouse/kafka/testing';
 import { type Admin, type Kafka } from 'kafkajs';
 import pg from 'pg';
+import { getJson } from './kafka-fuzz.js';
 
 // "No state changed" as the fuzz checks it: the end offsets of the topics a service writes (an
 // append is a change even when every fold ignores it), and a digest of every row of every table
@@ -132,4 +134,36 @@ export async function auditCodes(kafka: Kafka, namespace: string): Promise<Recor
   const codes: Record<string, number> = {};
   await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (codes[r.event.payload.code] = (codes[r.event.payload.code] ?? 0) + 1) });
   return codes;
+}
+
+/** A fold's status and its schema's rows before the poison (the spec's snapshot). */
+export interface PoisonBaseline {
+  readonly fold: Readonly<Record<string, unknown>>;
+  readonly database: Readonly<Record<string, { rows: number }>>;
+}
+
+/**
+ * Waits until the fold behind `statusUrl` counts exactly `expected.poison` more unapplied records,
+ * checks that it ignored exactly `expected.forged` forged grants and that `unapplied_records` of
+ * `schema` grew by the poison; returns the status for the service's own checks.
+ */
+export async function expectPoisonCounted(
+  db: Database,
+  schema: string,
+  statusUrl: string,
+  before: PoisonBaseline,
+  expected: { readonly poison: number; readonly forged: number },
+): Promise<Record<string, number>> {
+  const unapplied = (before.fold['unapplied'] as number) + expected.poison;
+  const status = await waitFor(
+    async () => {
+      const s = await getJson<Record<string, number>>(statusUrl);
+      return s['unappliedRecords'] === unapplied ? s : undefined;
+    },
+    { timeoutMs: 30_000, what: 'the fold to count the poison' },
+  );
+  expect({ unapplied: status['unappliedRecords'], untrusted: status['untrustedGrants'] }).toEqual({ unapplied, untrusted: (before.fold['untrusted'] as number) + expected.forged });
+  const rows = (before.database['unapplied_records']?.rows ?? 0) + expected.poison;
+  expect(await db.countReaching(schema, 'unapplied_records', rows)).toBe(rows);
+  return status;
 }
