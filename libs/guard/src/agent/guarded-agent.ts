@@ -11,6 +11,7 @@ import { type PolicyEvaluator } from '../policy-engine/types.js';
 import { type PrincipalKind } from '../rbac/actor.js';
 import { RBACMiddleware } from '../rbac/rbac-middleware.js';
 import { assertNoSystemMessages, type GuardedCallOptions, validateCallOptions } from './call-options.js';
+import { holdAnswer } from './answer-hold.js';
 import { InputAssetGuard, normalizeAssetOrigins } from './input-assets.js';
 
 export interface GuardedAgentConfig {
@@ -41,8 +42,9 @@ export interface GuardedAgentConfig {
   /**
    * Guardrails at every placement of the loop: `pre-prompt` (input text), `post-model` (the answer),
    * `tool-args` and `tool-result` (each tool's execute is wrapped), `egress` (connectors' requests).
-   * In order; the first verdict that is not allow decides. `post-model` is judged on `generate()` only:
-   * `stream()` refuses to run with one (it could not hold the answer back).
+   * In order; the first verdict that is not allow decides. On `stream()`, `post-model` judges each
+   * text block whole before any of it is released (mask and rewrite replace it; a refusal or halt
+   * ends the stream with a `tripwire` chunk).
    */
   readonly guardrails?: readonly Guardrail[];
 }
@@ -241,25 +243,84 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     async stream(messages, options) {
       const valid = validateCallOptions(options, 'stream');
       assertNoSystemMessages(messages, 'stream');
-      // A streamed answer is shown as it is written: a post-model guardrail could not hold it back,
-      // so it is refused rather than silently skipped.
-      if (hasPlacement(guardrails, 'post-model')) throw new TypeError('stream: post-model guardrails judge the whole answer; use generate()');
       const started = guarding ? startGuardrailRun(guardrailOptions, valid.requestContext, valid.abortSignal) : undefined;
-      const output = await agent.stream(messages, callOptions(valid, started?.requestContext ?? valid.requestContext) as never);
+      const requestContext = started?.requestContext ?? valid.requestContext;
+      // With post-model guardrails each text block is held until judged (see answer-hold.ts), and
+      // a refusal stops the run through a signal of its own, beside the caller's.
+      const judging = guarding && hasPlacement(guardrails, 'post-model');
+      const stopper = judging ? new AbortController() : undefined;
+      const abortSignal = stopper === undefined ? valid.abortSignal : valid.abortSignal === undefined ? stopper.signal : AbortSignal.any([valid.abortSignal, stopper.signal]);
+      const output = await agent.stream(messages, callOptions({ ...valid, ...(abortSignal === undefined ? {} : { abortSignal }) }, requestContext) as never);
+      const runId = (): string | undefined => output.runId ?? valid.runId;
+      const haltedResult = (halted: { by: string; reason: string }): GuardedGenerateResult =>
+        Object.freeze({ stopReason: 'guardrail' as const, haltedBy: halted.by, text: '', finishReason: 'tripwire', tripwire: Object.freeze({ reason: halted.reason, code: 'GUARDRAIL.HALTED', processorId: GUARDRAIL_PROCESSOR_ID }), runId: runId() });
+      const finish = async (text: string): Promise<GuardedGenerateResult> => {
+        const finishReason = await output.finishReason;
+        const tripwire = tripwireOf(output.tripwire);
+        const halted = started?.run.halted;
+        if (halted) return haltedResult(halted);
+        return Object.freeze({ stopReason: tripwire ? ('tripwire' as const) : ('finished' as const), text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : finishReason, tripwire, runId: runId() });
+      };
+      if (!judging) {
+        return Object.freeze({
+          fullStream: output.fullStream as ReadableStream<ChunkType>,
+          textStream: output.textStream,
+          async result(): Promise<GuardedGenerateResult> {
+            return finish(await output.text);
+          },
+        });
+      }
+      const held = holdAnswer(output.fullStream as ReadableStream<ChunkType>, {
+        judge: (text) => judgeAnswer(guardrailOptions, text, requestContext, valid.abortSignal),
+        stop: () => stopper!.abort(),
+        processorId: GUARDRAIL_PROCESSOR_ID,
+      });
+      // One held stream, three readers: the caller's chunks, the caller's text, and result(),
+      // which reads to the end itself so it settles whether or not the caller reads.
+      const [forResult, forCaller] = held.stream.tee();
+      const [fullStream, forText] = forCaller.tee();
+      let drained: Promise<void> | undefined;
       return Object.freeze({
-        fullStream: output.fullStream as ReadableStream<ChunkType>,
-        textStream: output.textStream,
+        fullStream,
+        textStream: forText.pipeThrough(textOnly()),
         async result(): Promise<GuardedGenerateResult> {
-          const [text, finishReason] = await Promise.all([output.text, output.finishReason]);
-          const tripwire = tripwireOf(output.tripwire);
-          const halted = started?.run.halted;
-          if (halted) {
-            return Object.freeze({ stopReason: 'guardrail' as const, haltedBy: halted.by, text: '', finishReason: 'tripwire', tripwire: Object.freeze({ reason: halted.reason, code: 'GUARDRAIL.HALTED', processorId: GUARDRAIL_PROCESSOR_ID }), runId: output.runId ?? valid.runId });
+          drained ??= drain(forResult);
+          await drained;
+          const end = await held.ended;
+          if (end.kind === 'halted') {
+            started!.run.halted ??= { by: end.by, reason: end.reason };
+            return haltedResult(started!.run.halted);
           }
-          return Object.freeze({ stopReason: tripwire ? ('tripwire' as const) : ('finished' as const), text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : finishReason, tripwire, runId: output.runId ?? valid.runId });
+          if (end.kind === 'refused') {
+            return Object.freeze({ stopReason: 'tripwire' as const, text: '', finishReason: 'tripwire', tripwire: Object.freeze({ reason: end.reason, code: end.code, processorId: GUARDRAIL_PROCESSOR_ID }), runId: runId() });
+          }
+          return finish(end.text);
         },
       });
     },
   };
   return Object.freeze(handle);
+}
+
+// Reads a stream to its end, ignoring what it carries (and a failure: result() reports the run).
+async function drain(stream: ReadableStream<unknown>): Promise<void> {
+  const reader = stream.getReader();
+  try {
+    while (!(await reader.read()).done) {
+      // nothing to keep
+    }
+  } catch {
+    // the run's failure is reported by result()
+  }
+}
+
+// The text of a chunk stream: its `text-delta` texts, in order.
+function textOnly(): TransformStream<ChunkType, string> {
+  return new TransformStream<ChunkType, string>({
+    transform(chunk, controller) {
+      if (chunk.type !== 'text-delta') return;
+      const text = (chunk.payload as { text?: unknown }).text;
+      if (typeof text === 'string' && text.length > 0) controller.enqueue(text);
+    },
+  });
 }

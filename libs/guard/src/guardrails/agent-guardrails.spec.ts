@@ -8,6 +8,7 @@ import { AuditLogger } from '../audit/audit-logger.js';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
 import { createConnector } from '../connector-sdk/connector.js';
 import { CONNECTOR_EXECUTION_CONTEXT_KEY } from '../connector-sdk/context-keys.js';
+import { denyPatterns } from '../policy-engine/policies/deny-patterns.js';
 import { scriptedModel, type ScriptedStep } from '../testing/scripted-model.js';
 import { createPiiGuardrail } from './pii-guardrail.js';
 import { type Guardrail, type GuardrailAction, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
@@ -231,10 +232,86 @@ describe('guardrails in the agent loop: tool-result, pre-prompt, post-model', ()
 });
 
 describe('guardrails in the agent loop: stream', () => {
-  it('refuses to stream when a post-model guardrail is configured, rather than skip it', async () => {
-    const { agent, model } = agentWith([{ text: 'ok' }], [createPiiGuardrail({ placements: ['post-model'] })]);
-    await expect(agent.stream('hi', { requestContext: context() })).rejects.toThrow(/post-model guardrails/);
-    expect(model.prompts).toHaveLength(0);
+  function streaming(chunks: string[], guardrails: Guardrail[], extra: Partial<GuardedAgentConfig> = {}) {
+    const audit = new AuditLogger();
+    const model = scriptedModel({ chunks });
+    const agent = createGuardedAgent({ id: 'support', name: 'Support', instructions: 'Answer.', model: model as never, allowedRoles: ['operator'], guardrails, audit, ...extra });
+    return { agent, audit, model };
+  }
+
+  async function readAll(stream: ReadableStream<{ type: string; payload?: unknown }>) {
+    const chunks: { type: string; payload?: unknown }[] = [];
+    const reader = stream.getReader();
+    for (let next = await reader.read(); !next.done; next = await reader.read()) chunks.push(next.value);
+    const text = chunks.filter((c) => c.type === 'text-delta').map((c) => String((c.payload as { text: string }).text)).join('');
+    return { chunks, text, types: chunks.map((c) => c.type) };
+  }
+
+  it('masks a streamed answer before any of it is shown, even an address split across chunks', async () => {
+    const { agent } = streaming(['Write to jane@exa', 'mple.com, or call ', 'us.'], [createPiiGuardrail({ placements: ['post-model'] })]);
+    const stream = await agent.stream('hi', { requestContext: context() });
+    const { chunks, text, types } = await readAll(stream.fullStream);
+    expect(text).toBe('Write to [EMAIL], or call us.');
+    // No chunk repeats the unjudged answer: step-finish and finish carry no text, messages or steps.
+    expect(JSON.stringify(chunks)).not.toContain('jane');
+    expect(JSON.stringify(chunks)).not.toContain('exa');
+    expect(types.filter((t) => t === 'text-delta')).toHaveLength(1);
+    expect(types.indexOf('text-delta')).toBeLessThan(types.indexOf('text-end'));
+    expect(await stream.result()).toMatchObject({ stopReason: 'finished', text: 'Write to [EMAIL], or call us.', tripwire: undefined });
+  });
+
+  it('serves the judged text on textStream too, and result() without reading the stream', async () => {
+    const { agent } = streaming(['mail jane@example.com'], [createPiiGuardrail({ placements: ['post-model'] })]);
+    const first = await agent.stream('hi', { requestContext: context() });
+    const pieces: string[] = [];
+    const reader = first.textStream.getReader();
+    for (let next = await reader.read(); !next.done; next = await reader.read()) pieces.push(next.value);
+    expect(pieces.join('')).toBe('mail [EMAIL]');
+    const second = await agent.stream('hi', { requestContext: context() });
+    expect(await second.result()).toMatchObject({ stopReason: 'finished', text: 'mail [EMAIL]' });
+  });
+
+  it('refuses a denied streamed answer: nothing of it is shown, the stream ends with a tripwire', async () => {
+    const { agent, audit } = streaming(['the secret ', 'answer'], [rule('no-answers', 'post-model', 'deny')]);
+    const stream = await agent.stream('hi', { requestContext: context() });
+    const { chunks, text, types } = await readAll(stream.fullStream);
+    expect(text).toBe('');
+    expect(JSON.stringify(chunks)).not.toContain('secret');
+    expect(types.at(-1)).toBe('tripwire');
+    expect(chunks.at(-1)?.payload).toMatchObject({ reason: 'refused by no-answers', processorId: 'gatehouse-guardrails', metadata: { code: 'GUARDRAIL.DENIED', guardrail: 'no-answers' } });
+    expect(await stream.result()).toMatchObject({ stopReason: 'tripwire', text: '', tripwire: { code: 'GUARDRAIL.DENIED', reason: 'refused by no-answers' } });
+    expect(audit.events().find((e) => e.boundary === 'guardrail')).toMatchObject({ decision: 'denied', code: 'GUARDRAIL.DENIED' });
+    expect(JSON.stringify(audit.events())).not.toContain('secret');
+  });
+
+  it('halts on a streamed answer with stopReason guardrail', async () => {
+    const { agent } = streaming(['fine'], [rule('stop-all', 'post-model', 'halt')]);
+    const stream = await agent.stream('hi', { requestContext: context() });
+    const { text } = await readAll(stream.fullStream);
+    expect(text).toBe('');
+    expect(await stream.result()).toMatchObject({ stopReason: 'guardrail', haltedBy: 'stop-all', text: '' });
+  });
+
+  it('refuses, never passes, when a post-model guardrail throws', async () => {
+    const throwing: Guardrail = { name: 'broken', placements: ['post-model'], check: () => { throw new Error('jane@example.com'); } };
+    const { agent } = streaming(['text'], [throwing]);
+    const stream = await agent.stream('hi', { requestContext: context() });
+    const { text } = await readAll(stream.fullStream);
+    expect(text).toBe('');
+    const result = await stream.result();
+    expect(result).toMatchObject({ stopReason: 'tripwire', text: '' });
+    expect(JSON.stringify(result)).not.toContain('jane');
+  });
+
+  it('judges the answer after the content policies held its tail back (their tail replaces text-end)', async () => {
+    const { agent } = streaming(['Hello ', 'jane@example.com, ', 'how can I help?'], [createPiiGuardrail({ placements: ['post-model'] })], {
+      policies: [denyPatterns(['forbidden phrase'])],
+    });
+    const stream = await agent.stream('hi', { requestContext: context() });
+    const { text, types } = await readAll(stream.fullStream);
+    expect(text).toBe('Hello [EMAIL], how can I help?');
+    expect(types).toContain('text-end');
+    expect(await stream.result()).toMatchObject({ stopReason: 'finished', text: 'Hello [EMAIL], how can I help?' });
   });
 
   it('ends a halted streamed run with stopReason guardrail', async () => {

@@ -1,0 +1,195 @@
+// `post-model` guardrails on a streamed answer. A guardrail judges text whole (a mask needs the
+// whole address, a rewrite replaces the answer), so each text block of the stream is held back
+// until its `text-end`, judged, and only then released: the judged text (masked or rewritten
+// where the guardrail said so) as one `text-delta`, then the `text-end`. Nothing of a block is
+// shown before its verdict. A refusal or a halt ends the stream with a `tripwire` chunk and
+// aborts the run; the held text is dropped.
+//
+// Chunks that repeat the answer (`step-finish` and `finish` carry the step's text, its messages
+// and steps; `raw` carries the provider's own bytes) would show the unjudged text, so they are
+// forwarded with only their ids, reasons, usage and model names (`raw` not at all).
+import { type ChunkType } from '@mastra/core/stream';
+import { type PostModelOutcome } from '../guardrails/agent-guardrails.js';
+
+/** How a held stream ended, once it has. */
+export type HeldAnswerEnd =
+  | { readonly kind: 'finished'; readonly text: string }
+  | { readonly kind: 'refused'; readonly code: string; readonly reason: string; readonly by: string }
+  | { readonly kind: 'halted'; readonly reason: string; readonly by: string };
+
+export interface HeldAnswer {
+  /** The stream with every text block judged before it is released. */
+  readonly stream: ReadableStream<ChunkType>;
+  /** Settles when the stream has ended (read to its end, or refused). Never rejects. */
+  readonly ended: Promise<HeldAnswerEnd>;
+}
+
+export interface HoldAnswerOptions {
+  /** Judges one text block (the guarded agent's `judgeAnswer`). */
+  readonly judge: (text: string) => Promise<PostModelOutcome>;
+  /** Called once on a refusal or halt, before the tripwire chunk: stop the run. */
+  readonly stop: () => void;
+  /** The tripwire's processor id. */
+  readonly processorId: string;
+}
+
+// What a `step-finish`/`finish` payload keeps: ids, reasons, usage and model names. Dropped: the
+// output's text and steps, messages, the response's messages and the provider request.
+const KEPT_PAYLOAD = ['id', 'messageId', 'stepResult', 'totalUsage', 'processorRetryCount'] as const;
+const MODEL_FIELDS = ['id', 'timestamp', 'modelId', 'modelVersion', 'modelProvider', 'modelMetadata'] as const;
+const KEPT_NESTED: Readonly<Record<string, readonly string[]>> = { output: ['usage', 'toolCalls'], metadata: MODEL_FIELDS, response: MODEL_FIELDS };
+const FAULT_REASON = 'Guardrail evaluation failed';
+
+/** Holds each text block of `source` until a judge has passed it. */
+export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswerOptions): HeldAnswer {
+  const held = new Map<string, string[]>();
+  let released = '';
+  let settle!: (end: HeldAnswerEnd) => void;
+  const ended = new Promise<HeldAnswerEnd>((resolve) => (settle = resolve));
+  const reader = source.getReader();
+
+  type Step = { out: ChunkType[]; stop?: Exclude<HeldAnswerEnd, { kind: 'finished' }> };
+
+  // Judges one held block and releases it: the judged text as one delta, then the block's end.
+  const release = async (id: string, end: ChunkType): Promise<Step> => {
+    const text = (held.get(id) ?? []).join('');
+    held.delete(id);
+    let outcome: PostModelOutcome;
+    try {
+      outcome = await options.judge(text);
+    } catch {
+      outcome = { kind: 'refused', code: 'GUARDRAIL.FAULT', reason: FAULT_REASON, by: 'guardrail' };
+    }
+    if (outcome.kind !== 'pass') return { out: [], stop: outcome };
+    if (outcome.text.length === 0) return { out: [end] };
+    released += outcome.text;
+    return { out: [{ type: 'text-delta', runId: end.runId, from: end.from, payload: { id, text: outcome.text } } as ChunkType, end] };
+  };
+
+  // Blocks still open when their step moves on. The content policies' hold-back releases a
+  // block's tail in place of its `text-end` (a processor returns one chunk per chunk), so a block
+  // may end without one: it ends at the next chunk that is not text, and gets its `text-end` here.
+  const releaseOpen = async (next: ChunkType): Promise<Step> => {
+    const out: ChunkType[] = [];
+    for (const id of [...held.keys()]) {
+      const end = { type: 'text-end', runId: next.runId, from: next.from, payload: { id } } as ChunkType;
+      const step = await release(id, end);
+      if (step.stop) return step;
+      out.push(...step.out);
+    }
+    return { out };
+  };
+
+  // What one source chunk becomes: the chunks to release, and the end when it stops the stream.
+  const step = async (chunk: ChunkType): Promise<Step> => {
+    const id = String(payloadOf(chunk)?.['id'] ?? '');
+    switch (chunk.type) {
+      case 'text-start':
+        held.set(id, []);
+        return { out: [chunk] };
+      case 'text-delta': {
+        const text = payloadOf(chunk)?.['text'];
+        // A delta that is not text cannot be judged: refuse rather than pass it through unread.
+        if (typeof text !== 'string') return { out: [], stop: { kind: 'refused', code: 'GUARDRAIL.FAULT', reason: FAULT_REASON, by: 'stream-reader' } };
+        const parts = held.get(id) ?? [];
+        parts.push(text);
+        held.set(id, parts);
+        return { out: [] };
+      }
+      case 'text-end':
+        return release(id, chunk);
+      case 'raw':
+        return { out: [] };
+      case 'error':
+      case 'abort':
+      case 'tripwire':
+        // The run stopped: what is held was never judged and is never shown.
+        held.clear();
+        return { out: [chunk] };
+      case 'step-finish':
+      case 'finish': {
+        const open = await releaseOpen(chunk);
+        return open.stop ? open : { out: [...open.out, withoutAnswer(chunk)] };
+      }
+      default: {
+        if (held.size === 0 || chunk.type.startsWith('reasoning') || chunk.type === 'response-metadata') return { out: [chunk] };
+        const open = await releaseOpen(chunk);
+        return open.stop ? open : { out: [...open.out, chunk] };
+      }
+    }
+  };
+
+  let lastSeen: ChunkType | undefined;
+  const stream = new ReadableStream<ChunkType>({
+    async pull(controller) {
+      for (;;) {
+        let next: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          // The run failed: what was held is dropped, what was released stands.
+          held.clear();
+          settle({ kind: 'finished', text: released });
+          controller.error(error);
+          return;
+        }
+        if (!next.done) lastSeen = next.value;
+        // At the end, blocks still open are judged like any other (see releaseOpen).
+        const { out, stop } = next.done ? (lastSeen === undefined ? { out: [] } : await releaseOpen(lastSeen)) : await step(next.value);
+        if (stop) {
+          held.clear();
+          options.stop();
+          const code = stop.kind === 'halted' ? 'GUARDRAIL.HALTED' : stop.code;
+          controller.enqueue({
+            type: 'tripwire',
+            runId: lastSeen?.runId,
+            from: lastSeen?.from,
+            payload: { reason: stop.reason, processorId: options.processorId, metadata: { code, guardrail: stop.by } },
+          } as ChunkType);
+          settle(stop);
+          controller.close();
+          if (!next.done) void reader.cancel().catch(() => undefined);
+          return;
+        }
+        for (const chunk of out) controller.enqueue(chunk);
+        if (next.done) {
+          settle({ kind: 'finished', text: released });
+          controller.close();
+          return;
+        }
+        if (out.length > 0) return;
+      }
+    },
+    cancel(reason) {
+      held.clear();
+      settle({ kind: 'finished', text: released });
+      return reader.cancel(reason);
+    },
+  });
+  return { stream, ended };
+}
+
+// A `step-finish`/`finish` chunk with only fields that cannot repeat the answer: a list of what
+// is kept, not of what is dropped, so a field a later Mastra adds is left out until judged safe.
+function withoutAnswer(chunk: ChunkType): ChunkType {
+  const payload = payloadOf(chunk);
+  if (payload === undefined) return chunk;
+  const kept = pick(payload, KEPT_PAYLOAD);
+  for (const [field, allowed] of Object.entries(KEPT_NESTED)) {
+    const nested = payload[field];
+    if (nested !== null && typeof nested === 'object' && !Array.isArray(nested)) kept[field] = pick(nested as Record<string, unknown>, allowed);
+  }
+  return { ...chunk, payload: kept } as ChunkType;
+}
+
+function pick(from: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (Object.hasOwn(from, key)) out[key] = from[key];
+  return out;
+}
+
+// A chunk's payload as a record (the object chunks have none).
+function payloadOf(chunk: ChunkType): Record<string, unknown> | undefined {
+  const payload = (chunk as { payload?: unknown }).payload;
+  return payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? (payload as Record<string, unknown>) : undefined;
+}
