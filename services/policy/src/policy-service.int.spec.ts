@@ -98,6 +98,37 @@ describe('policy service', () => {
     ]);
   });
 
+  it('answers 409 POLICY.CONFLICT to the later of two publications racing for a revision, on two replicas that agree', async () => {
+    const { app: first, namespace } = await boot();
+    schemaCount += 1;
+    const second = await startPolicyApp({ namespace, databaseUrl: database.url, schema: `policy_t${schemaCount}`, operators: [admin, reader, other] });
+    running.push(second);
+    expect((await first.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin))).status).toBe(201);
+    await waitFor(() => (second.engine.current('refunds')?.revision === 1 ? true : undefined), { what: 'the second replica folding revision 1' });
+    // Each round: both replicas believe the same revision is next, and publish it at once.
+    const statuses: number[] = [];
+    for (let round = 0; round < 4; round += 1) {
+      const [a, b] = await Promise.all([
+        first.post('/v1/policy-sets/refunds/versions', { bundle: bundle(200 + round) }, bearer(admin)),
+        second.post('/v1/policy-sets/refunds/versions', { bundle: bundle(300 + round) }, bearer(admin)),
+      ]);
+      for (const answer of [a, b]) {
+        statuses.push(answer.status);
+        if (answer.status === 409) expect(answer.body).toMatchObject({ code: 'POLICY.CONFLICT', message: expect.stringMatching(/publish again/) });
+        else expect(answer.status).toBe(201);
+      }
+      const revision = first.engine.current('refunds')?.revision ?? 0;
+      await waitFor(() => (second.engine.current('refunds')?.revision === revision ? true : undefined), { what: 'the replicas agreeing' });
+    }
+    expect(statuses).toContain(409);
+    // Every 201 is one revision; no revision was taken twice; both replicas hold the same versions.
+    const created = statuses.filter((s) => s === 201).length;
+    const listed = async (app: PolicyApp) => (await app.get<{ items: { revision: number; digest: string }[] }>('/v1/policy-sets/refunds/versions', bearer(reader))).body.items;
+    const revisions = (await listed(first)).map((v) => v.revision);
+    expect(revisions).toEqual(Array.from({ length: created + 1 }, (_, i) => i + 1));
+    expect(await listed(second)).toEqual(await listed(first));
+  });
+
   it('refuses invalid bundles with every problem, and operators without the right, changing nothing', async () => {
     const { app } = await boot();
     const invalid = await app.post('/v1/policy-sets/refunds/versions', { bundle: { policySetId: 'refunds', policies: [{ id: 'x' }] } }, bearer(admin));
