@@ -4,6 +4,7 @@
 //   gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]
 //   gatehouse approvals replay [--compare] [--schema <name>]
 //   gatehouse policy validate <bundle> | policy (simulate|explain) --context <file> (--bundle <file> | --service <url> --policy-set <id>)
+//   gatehouse policy what-if --bundle <candidate> --from <time>
 // Exit codes: 0 intact (or rebuilt and equal), 1 tampering found (or not equal), 2 usage or runtime error.
 // `approvals replay` reads the approval service's environment (GATEHOUSE_DATABASE_URL, ...).
 import { parseArgs } from 'node:util';

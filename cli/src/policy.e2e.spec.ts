@@ -4,6 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { topicName } from '@gatehouse/contracts';
 import { signingEnv, TEST_KEYS } from '@gatehouse/contracts/testing';
 import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
 import { createTestDatabase, freePort, type TestDatabase } from '@gatehouse/service-runtime/testing';
@@ -72,9 +73,11 @@ describe('gatehouse policy on local files', () => {
   });
 });
 
+let namespace = '';
+
 describe('gatehouse policy against the policy service', () => {
   beforeAll(async () => {
-    const namespace = await provisionedNamespace(testKafka('policy-cli-e2e'));
+    namespace = await provisionedNamespace(testKafka('policy-cli-e2e'));
     database = await createTestDatabase();
     keys = signingEnv(TEST_KEYS.policy);
     const port = await freePort();
@@ -109,4 +112,87 @@ describe('gatehouse policy against the policy service', () => {
     expect(JSON.parse(missing.stdout)).toMatchObject({ code: 'POLICY.NOT_FOUND' });
     expect(run(['simulate', '--service', url, '--policy-set', 'refunds', '--context', file('n.json', context(5))], { GATEHOUSE_POLICY_API_KEY: '' }).status).toBe(2);
   });
+
+  it('what-if: replays the recorded decisions since a time under a candidate bundle, decision by decision, and writes nothing', async () => {
+    const url = process.env['GATEHOUSE_POLICY_SERVICE_URL'] ?? '';
+    const evaluate = async (role: string, tool: string, amount: number) => {
+      const response = await fetch(`${url}/v1/policy-sets/refunds/evaluate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${process.env['GATEHOUSE_POLICY_API_KEY'] ?? ''}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ identity: { agent: 'support-bot', tenant: 'acme', actor: { id: `user:${role}`, role } }, call: { tool }, input: { amount } }),
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { effect: string }).effect;
+    };
+    expect(await evaluate('support', 'orders.read', 0)).toBe('deny'); // before --from: not replayed
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const from = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([
+      await evaluate('support', 'payments.refund', 50),
+      await evaluate('support', 'payments.refund', 500),
+      await evaluate('intern', 'payments.refund', 5),
+      await evaluate('support', 'orders.export', 0),
+      await evaluate('support', 'orders.read', 0),
+    ]).toEqual(['allow', 'deny', 'deny', 'deny', 'deny']);
+
+    const candidate = file('candidate.yaml', `policySetId: refunds
+policies:
+  - id: refund-freeze
+    version: "1"
+    priority: 20
+    match: { tools: ["payments.refund"] }
+    rules: { denyWhen: "identity.actor.role == 'support'" }
+  - id: refund-limit
+    version: "1"
+    priority: 10
+    match: { tools: ["payments.refund"] }
+    rules: { denyWhen: "input.amount > 100" }
+  - id: interns-may-refund
+    version: "1"
+    priority: 0
+    match: { tools: ["payments.refund"] }
+    rules: { allowWhen: "identity.actor.role == 'intern'" }
+  - id: exports-need-approval
+    version: "1"
+    priority: 5
+    match: { tools: ["orders.export"] }
+    rules: { requireApprovalWhen: "true" }
+  - id: reads
+    version: "1"
+    priority: 1
+    match: { tools: ["orders.read"] }
+    rules: { allowWhen: "true" }
+`);
+    const admin = testKafka('policy-cli-what-if').admin();
+    await admin.connect();
+    const auditEnd = async () => (await admin.fetchTopicOffsets(topicName('audit', namespace))).map((o) => o.high).join(',');
+    const before = await auditEnd();
+    // The policy service appends its decisions asynchronously to its answer: wait until all six are on the log.
+    let report: { decisions: number; counts: Record<string, number>; rows: { change: string; candidate?: string; policyId?: string; decision: { toolId: string; effect: string; bundle: string; actor?: { role: string } } }[] } | undefined;
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      const result = run(['what-if', '--bundle', candidate, '--from', from, '--namespace', namespace, '--json']);
+      expect(result.status).toBe(0);
+      report = JSON.parse(result.stdout) as typeof report;
+      if (report!.decisions === 5) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(report!.counts).toEqual({ 'newly-denied': 1, 'newly-allowed': 1, 'newly-approval-gated': 1, unchanged: 1, undetermined: 1 });
+    const rows = Object.fromEntries(report!.rows.map((r) => [r.change, r]));
+    expect(rows['newly-denied']).toMatchObject({ candidate: 'deny', policyId: 'refund-freeze', decision: { toolId: 'payments.refund', effect: 'allow', bundle: 'refunds@1', actor: { role: 'support' } } });
+    expect(rows['newly-allowed']).toMatchObject({ candidate: 'allow', policyId: 'reads', decision: { toolId: 'orders.read', effect: 'deny' } });
+    expect(rows['newly-approval-gated']).toMatchObject({ candidate: 'require-approval', policyId: 'exports-need-approval', decision: { toolId: 'orders.export' } });
+    // The intern's refund would turn on the amount, which no record holds: undetermined, not guessed.
+    expect(rows['undetermined']).toMatchObject({ policyId: 'refund-limit', decision: { actor: { role: 'intern' } } });
+    expect(rows['undetermined']?.candidate).toBeUndefined();
+
+    const text = run(['what-if', '--bundle', candidate, '--from', from, '--namespace', namespace]);
+    expect(text.stdout.split('\n')[0]).toBe(`policy what-if: 5 recorded decisions since ${from} under refunds@candidate: 1 newly denied, 1 newly allowed, 1 newly approval-gated, 1 unchanged, 1 undetermined without the arguments`);
+    expect(JSON.parse(run(['what-if', '--bundle', candidate, '--from', String(Date.now() + 60_000), '--namespace', namespace, '--json']).stdout)).toMatchObject({ decisions: 0 });
+    expect(run(['what-if', '--bundle', candidate, '--from', 'yesterday-ish', '--namespace', namespace]).status).toBe(2);
+    expect(run(['what-if', '--bundle', file('broken.yaml', 'policySetId: x\npolicies: [{ id: y }]\n'), '--from', from, '--namespace', namespace]).status).toBe(1);
+    // It read the log and wrote nothing to it.
+    expect(await auditEnd()).toBe(before);
+    await admin.disconnect();
+  }, 60_000);
 });

@@ -1,14 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
+import { GatehouseError, type JsonValue, topicName } from '@gatehouse/contracts';
 import { createGatekeeper, type GatekeeperContext, parseGatekeeperBundle } from '@gatehouse/guard/gatekeeper';
+import { createKafkaClient, kafkaConfigFromEnv, replayTopic } from '@gatehouse/kafka';
+import { describeWhatIf, type RecordedDecision, recordedGatekeeperDecision, whatIf } from './policy-what-if.js';
 
 // `gatehouse policy validate|simulate|explain`: on local files, or against the policy service
 // (`--service <url>`, API key from GATEHOUSE_POLICY_API_KEY). Nothing here executes a tool or
 // creates an approval: simulate and explain only compute the decision.
 
 export const POLICY_USAGE = `  gatehouse policy validate <bundle.yaml|json>
-  gatehouse policy (simulate|explain) --context <context.json> (--bundle <file> | --service <url> --policy-set <id> [--revision <n>])`;
+  gatehouse policy (simulate|explain) --context <context.json> (--bundle <file> | --service <url> --policy-set <id> [--revision <n>])
+  gatehouse policy what-if --bundle <candidate> --from <time> [--environment <env>] [--namespace <ns>] [--json]`;
 
 export class PolicyUsageError extends Error {}
 
@@ -50,6 +53,7 @@ export async function runPolicyCommand(command: string | undefined, argv: readon
       return 1;
     }
   }
+  if (command === 'what-if') return runWhatIf(argv, print);
   if (command !== 'simulate' && command !== 'explain') throw new PolicyUsageError(`unknown policy command`);
   const { values } = parseArgs({
     args: [...argv],
@@ -80,4 +84,63 @@ export async function runPolicyCommand(command: string | undefined, argv: readon
   const body = await response.text();
   print(body);
   return response.ok ? 0 : 1;
+}
+
+/**
+ * `what-if`: the gatekeeper decisions recorded on the audit topic since `--from` (an ISO time, or
+ * epoch milliseconds), re-made under the candidate bundle. Exit 0 with the report; nothing is
+ * executed, approved or written.
+ */
+async function runWhatIf(argv: readonly string[], print: (text: string) => void): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { bundle: { type: 'string' }, from: { type: 'string' }, environment: { type: 'string' }, namespace: { type: 'string' }, json: { type: 'boolean' } },
+    strict: true,
+  });
+  if (!values.bundle) throw new PolicyUsageError('what-if needs --bundle <candidate file>');
+  if (!values.from) throw new PolicyUsageError('what-if needs --from <ISO time or epoch ms>');
+  const from = /^\d+$/.test(values.from) ? new Date(Number(values.from)) : new Date(values.from);
+  if (Number.isNaN(from.getTime())) throw new PolicyUsageError('--from must be an ISO time or epoch milliseconds');
+  let candidate;
+  try {
+    candidate = createGatekeeper({ bundle: readText(values.bundle, 'bundle') });
+  } catch (error) {
+    if (!(error instanceof GatehouseError)) throw error;
+    print(JSON.stringify({ valid: false, code: error.code, message: error.message, details: error.details }));
+    return 1;
+  }
+  const namespace = values.namespace ?? process.env['GATEHOUSE_TOPIC_NAMESPACE'] ?? undefined;
+  const recorded = await readRecordedDecisions(from, namespace);
+  const report = whatIf(candidate, recorded, { from: from.toISOString(), ...(values.environment === undefined ? {} : { environment: values.environment }) });
+  print(values.json ? JSON.stringify(report) : describeWhatIf(report));
+  return 0;
+}
+
+// Reads the audit topic from the first record appended at or after `from` (the broker's index by
+// append time), keeping the gatekeeper decisions whose own time is not earlier either.
+async function readRecordedDecisions(from: Date, namespace: string | undefined): Promise<RecordedDecision[]> {
+  const kafka = createKafkaClient(kafkaConfigFromEnv('gatehouse-cli'));
+  const topic = topicName('audit', namespace);
+  const admin = kafka.admin();
+  await admin.connect();
+  let fromOffsets: Record<number, string>;
+  try {
+    const ends = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, o.high]));
+    const found = await admin.fetchTopicOffsetsByTimestamp(topic, from.getTime());
+    // A partition with nothing appended since: start at its end.
+    fromOffsets = Object.fromEntries(found.map((o) => [o.partition, BigInt(o.offset) < 0n ? (ends.get(o.partition) ?? '0') : o.offset]));
+  } finally {
+    await admin.disconnect();
+  }
+  const recorded: RecordedDecision[] = [];
+  await replayTopic(kafka, 'audit', {
+    ...(namespace ? { namespace } : {}),
+    fromOffsets,
+    onRecord: (r) => {
+      const decision = recordedGatekeeperDecision(r.event);
+      if (decision !== undefined && Date.parse(decision.time) >= from.getTime()) recorded.push(decision);
+    },
+  });
+  // Partitions are read one after another; the report reads in time order.
+  return recorded.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
 }

@@ -324,10 +324,11 @@ describe('explain', () => {
     gk.simulate(smuggled);
     gk.explain(smuggled);
     gk.evaluate(smuggled);
+    gk.decideFromFacts(smuggled);
     expect(execute).not.toHaveBeenCalled();
     expect(gk.simulate.length).toBe(2);
     expect(gk.explain.length).toBe(1);
-    expect(Object.keys(gk).sort()).toEqual(['evaluate', 'explain', 'load', 'mode', 'simulate', 'version']);
+    expect(Object.keys(gk).sort()).toEqual(['decideFromFacts', 'evaluate', 'explain', 'load', 'mode', 'simulate', 'version']);
   });
 });
 
@@ -355,5 +356,47 @@ describe('load (hot reload)', () => {
     const gk = createGatekeeper({ bundle: v1 });
     gk.load('policySetId: set\npolicies:\n  - { id: p, version: "1", priority: 1, match: {}, rules: { denyWhen: "true" } }\n', 9);
     expect(gk.evaluate(call('t'))).toMatchObject({ effect: 'deny', bundle: { revision: 9 } });
+  });
+});
+
+describe('decideFromFacts (a recorded call, without its arguments)', () => {
+  const facts = (tool: string, role = 'support', agent = 'refund-agent') => ({ identity: { agent, tenant: 'tenant-a', actor: { id: 'u1', role } }, call: { tool } });
+  const gk = createGatekeeper({
+    revision: 4,
+    bundle: {
+      policySetId: 'set',
+      policies: [
+        { id: 'freeze', version: '1', priority: 90, match: { tools: ['payments.*'] }, rules: { denyWhen: "identity.actor.role == 'intern'" } },
+        { id: 'limit', version: '1', priority: 50, match: { tools: ['payments.refund'] }, rules: { denyWhen: 'input.amount > 100' } },
+        { id: 'support-refunds', version: '1', priority: 50, match: { tools: ['payments.refund'] }, rules: { allowWhen: "identity.actor.role == 'support'" } },
+        { id: 'reads', version: '1', priority: 10, match: { tools: ['orders.*'] }, rules: { allowWhen: 'true', requireApprovalWhen: "call.tool == 'orders.export'" } },
+        { id: 'tagged', version: '1', priority: 5, match: { tools: ['tickets.*'] }, rules: { rewrite: { set: { tag: 'auto' } } } },
+      ],
+    },
+  });
+
+  it('decides exactly where no rule that could decide reads the arguments', () => {
+    expect(gk.decideFromFacts(facts('orders.read'))).toEqual({ determined: true, effect: 'allow', policyId: 'reads', ruleId: 'allowWhen', bundle: { policySetId: 'set', revision: 4 } });
+    expect(gk.decideFromFacts(facts('orders.export'))).toMatchObject({ determined: true, effect: 'require-approval', policyId: 'reads' });
+    expect(gk.decideFromFacts(facts('payments.refund', 'intern'))).toMatchObject({ determined: true, effect: 'deny', policyId: 'freeze' });
+    expect(gk.decideFromFacts(facts('shipping.label'))).toEqual({ determined: true, effect: 'deny', bundle: { policySetId: 'set', revision: 4 } });
+  });
+
+  it('is undetermined where a rule at the deciding level reads the arguments, a predicate or a rewrite could decide', () => {
+    // `limit` (reads input.amount) sits at the level where support-refunds would allow.
+    expect(gk.decideFromFacts(facts('payments.refund'))).toEqual({ determined: false, policyId: 'limit', bundle: { policySetId: 'set', revision: 4 } });
+    expect(gk.decideFromFacts(facts('tickets.open'))).toMatchObject({ determined: false, policyId: 'tagged' });
+    const withPredicate = createGatekeeper({ predicates: { business: () => true }, bundle: { policySetId: 'p', policies: [{ id: 'hours', version: '1', priority: 1, match: { tools: ['*'] }, rules: { allowWhen: { predicate: 'business' } } }] } });
+    expect(withPredicate.decideFromFacts(facts('any.tool'))).toMatchObject({ determined: false, policyId: 'hours' });
+  });
+
+  it('agrees with evaluate on every determined decision, whatever the arguments', () => {
+    for (const [tool, role] of [['orders.read', 'support'], ['orders.export', 'support'], ['payments.refund', 'intern'], ['shipping.label', 'support']] as const) {
+      const known = gk.decideFromFacts(facts(tool, role));
+      for (const input of [{}, { amount: 5 }, { amount: 5000 }, null]) {
+        const decided = gk.evaluate({ ...facts(tool, role), input });
+        expect(known).toMatchObject({ determined: true, effect: decided.effect });
+      }
+    }
   });
 });

@@ -76,6 +76,11 @@ export interface GatekeeperOptions {
   readonly onDecision?: (decision: GatekeeperDecision, ctx: GatekeeperContext) => void;
 }
 
+/** The outcome of `decideFromFacts`: an effect, or undetermined without the tool arguments. */
+export type FactsDecision =
+  | { readonly determined: true; readonly effect: GatekeeperEffect; readonly policyId?: string; readonly ruleId?: GatekeeperRuleId; readonly bundle: BundleVersion }
+  | { readonly determined: false; readonly policyId: string; readonly bundle: BundleVersion };
+
 export type PolicyExplanationStatus = 'decided' | 'outranked' | 'no-rule-fired' | 'lower-priority' | 'not-matched' | 'fault';
 
 export interface PolicyExplanation {
@@ -107,12 +112,20 @@ export interface Gatekeeper {
   simulate(ctx: GatekeeperContext, options?: { readonly mode?: GatekeeperMode }): GatekeeperDecision;
   /** The decision plus, per policy, why it matched or not; no record, no tool, no approval. */
   explain(ctx: GatekeeperContext): GatekeeperExplanation;
+  /**
+   * What the bundle (in enforce mode) decides for a call known only by its trusted facts — a
+   * recorded decision, which never holds the tool arguments. `undetermined` when the outcome
+   * could depend on the arguments (a rule that reads `input`, a predicate, a rewrite).
+   */
+  decideFromFacts(facts: Omit<GatekeeperContext, 'input'>): FactsDecision;
   /** Validates and compiles `bundle`, then swaps it in atomically; on any error the old bundle stays and the error is thrown. */
   load(bundle: GatekeeperBundle | string | unknown, revision?: number): BundleVersion;
 }
 
 interface CompiledCondition {
   readonly test: (scope: ExpressionScope) => boolean;
+  /** Whether the outcome can depend on the tool arguments (a predicate sees them, so it can). */
+  readonly readsInput: boolean;
 }
 
 interface CompiledRewrite {
@@ -206,7 +219,7 @@ function compileCondition(
       const code = cause instanceof GatehouseError ? cause.code : 'GATEKEEPER.EXPRESSION_SYNTAX';
       throw compileError(code, cause instanceof Error ? cause.message : 'invalid condition', policyId, field, cause);
     }
-    return { test: (scope) => evaluateExpression(expr, scope) === true };
+    return { test: (scope) => evaluateExpression(expr, scope) === true, readsInput: readsInputPath(expr) };
   }
   const name = condition.predicate;
   const predicate = Object.hasOwn(predicates, name) ? predicates[name] : undefined;
@@ -215,6 +228,7 @@ function compileCondition(
   }
   const args = Object.freeze([...(condition.args ?? [])]);
   return {
+    readsInput: true,
     test: (scope) => {
       let result: unknown;
       try {
@@ -515,6 +529,60 @@ function applyMode(mode: GatekeeperMode, bundle: BundleVersion, decision: Omit<G
   return Object.freeze({ effect: 'allow', mode, bundle, reason: 'audit mode: recorded, not enforced', wouldHave: Object.freeze(decision) });
 }
 
+// Whether an expression reads the tool arguments anywhere.
+function readsInputPath(expr: Expr): boolean {
+  switch (expr.kind) {
+    case 'literal':
+      return false;
+    case 'path':
+      return expr.root === 'input';
+    case 'array':
+      return expr.items.some(readsInputPath);
+    case 'not':
+    case 'neg':
+      return readsInputPath(expr.operand);
+    default:
+      return readsInputPath(expr.left) || readsInputPath(expr.right);
+  }
+}
+
+/**
+ * The round of `decideRound` on facts alone, exact where the arguments cannot matter: policies are
+ * taken a priority level at a time; a level whose matched policies all decide without the
+ * arguments is evaluated (and decides if a rule fired); a level with a policy that reads them is
+ * undetermined, unless a rule that does not read them already denies there (nothing outranks a
+ * deny within a level). Rewrites always read the arguments.
+ */
+function decideFromFacts(bundle: CompiledBundle, facts: Omit<GatekeeperContext, 'input'>): FactsDecision {
+  const ctx: GatekeeperContext = { identity: facts.identity, call: facts.call, input: null };
+  const scope = scopeOf(ctx, null);
+  const values: MatchValues = { agents: ctx.identity.agent, tools: ctx.call.tool, tenants: ctx.identity.tenant, environments: ctx.identity.environment };
+  const matched = bundle.policies.filter((policy) => mismatchedField(policy, values) === undefined);
+  for (let i = 0; i < matched.length; ) {
+    const priority = matched[i]!.source.priority;
+    const level: CompiledPolicy[] = [];
+    for (; i < matched.length && matched[i]!.source.priority === priority; i++) level.push(matched[i]!);
+    let best: { policy: CompiledPolicy; ruleId: GatekeeperRuleId; effect: GatekeeperEffect } | undefined;
+    let reading: CompiledPolicy | undefined;
+    for (const policy of level) {
+      if (policy.rewrite !== undefined) reading ??= policy;
+      for (const rule of policy.rules) {
+        if (rule.condition.readsInput) {
+          reading ??= policy;
+          continue;
+        }
+        const effect = EFFECT_OF[rule.ruleId];
+        if (rule.condition.test(scope) && (best === undefined || STRENGTH[effect] > STRENGTH[best.effect])) best = { policy, ruleId: rule.ruleId, effect };
+      }
+    }
+    if (best !== undefined && (reading === undefined || best.effect === 'deny')) {
+      return { determined: true, effect: best.effect, policyId: best.policy.source.id, ruleId: best.ruleId, bundle: bundle.version };
+    }
+    if (reading !== undefined) return { determined: false, policyId: reading.source.id, bundle: bundle.version };
+  }
+  return { determined: true, effect: 'deny', bundle: bundle.version };
+}
+
 /**
  * Creates a gatekeeper over a validated bundle. Throws a GatehouseError at construction for an
  * invalid bundle, condition (with its position), unknown predicate or mode; never at evaluation.
@@ -565,6 +633,9 @@ export function createGatekeeper(options: GatekeeperOptions): Gatekeeper {
     explain(ctx: GatekeeperContext): GatekeeperExplanation {
       const { decision, first } = run(ctx, mode, true);
       return Object.freeze({ decision, matched: first?.matched ?? [], policies: first?.explanations ?? [] });
+    },
+    decideFromFacts(facts: Omit<GatekeeperContext, 'input'>): FactsDecision {
+      return decideFromFacts(current, facts);
     },
     load(bundle: unknown, revision?: number): BundleVersion {
       const next = compileBundle(bundle, revision, resolved.predicates);

@@ -36,6 +36,7 @@ export {
   type GatekeeperPredicate,
   type GatekeeperInputValidator,
   type GatekeeperExplanation,
+  type FactsDecision,
   type PolicyExplanation,
   type PolicyExplanationStatus,
   type BundleVersion,

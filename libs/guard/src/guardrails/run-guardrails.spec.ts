@@ -18,6 +18,13 @@ const allow: GuardrailVerdict = { action: 'allow', outcome: 'complete', detectio
 const deny: GuardrailVerdict = { action: 'deny', outcome: 'complete', detections: ['rule.x'], reason: 'not allowed here' };
 
 describe('runGuardrails: ordering and placement', () => {
+  it('keeps the detections of guardrails that all allowed on the allow (a record then names the bundle an allow was made under)', async () => {
+    const versioned: GuardrailVerdict = { action: 'allow', outcome: 'complete', detections: ['gatekeeper.allow', 'gatekeeper.bundle:refunds@3'] };
+    const decision = await runGuardrails([guardrail('gatekeeper', versioned), guardrail('pii', allow), guardrail('again', { ...versioned, detections: ['gatekeeper.allow'] })], input());
+    expect(decision).toEqual({ verdict: { action: 'allow', outcome: 'complete', detections: ['gatekeeper.allow', 'gatekeeper.bundle:refunds@3'] }, by: undefined, ran: ['gatekeeper', 'pii', 'again'] });
+    expect((await runGuardrails([guardrail('pii', allow)], input())).verdict.detections).toEqual([]);
+  });
+
   it('runs in order and lets the first verdict that is not allow decide; later ones do not run', async () => {
     const calls: string[] = [];
     const decision = await runGuardrails([guardrail('a', allow, undefined, calls), guardrail('b', deny, undefined, calls), guardrail('c', { ...deny, reason: 'c' }, undefined, calls)], input());

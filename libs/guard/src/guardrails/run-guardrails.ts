@@ -6,7 +6,11 @@ export type GuardrailFault = 'threw' | 'invalid-verdict' | 'timeout';
 
 /** What `runGuardrails` decided: the deciding verdict and the guardrail that gave it. */
 export interface GuardrailDecision {
-  /** The first verdict that is not `allow`, or `allow`/`complete` when every guardrail allowed. */
+  /**
+   * The first verdict that is not `allow`, or `allow`/`complete` when every guardrail allowed
+   * (carrying the allowing verdicts' detections, in order, so a record of an allow still names
+   * e.g. the policy bundle version it was made under).
+   */
   readonly verdict: GuardrailVerdict;
   /** Name of the guardrail that decided; absent when all allowed (or none applied). */
   readonly by: string | undefined;
@@ -170,13 +174,16 @@ export async function runGuardrails(guardrails: readonly Guardrail[], input: Gua
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw new TypeError('runGuardrails: timeoutMs must be a positive integer');
   const ran: string[] = [];
+  const allowed = new Set<string>();
   for (const guardrail of guardrails) {
     if (!guardrail.placements.includes(input.placement)) continue;
     ran.push(guardrail.name);
     const { verdict, fault } = await checkOne(guardrail, input, timeoutMs);
     if (verdict.action !== 'allow') return Object.freeze({ verdict, by: guardrail.name, ran: Object.freeze(ran), ...(fault ? { fault } : {}) });
+    for (const detection of verdict.detections) if (allowed.size < MAX_DETECTIONS) allowed.add(detection);
   }
-  return Object.freeze({ verdict: ALLOW, by: undefined, ran: Object.freeze(ran) });
+  const verdict = allowed.size === 0 ? ALLOW : Object.freeze({ ...ALLOW, detections: Object.freeze([...allowed]) });
+  return Object.freeze({ verdict, by: undefined, ran: Object.freeze(ran) });
 }
 
 /** True when a decision stops the value: `deny`, `approve`, `halt` (and every fault). */
