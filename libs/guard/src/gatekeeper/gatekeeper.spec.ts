@@ -393,7 +393,7 @@ describe('decideFromFacts (a recorded call, without its arguments)', () => {
   it('agrees with evaluate on every determined decision, whatever the arguments', () => {
     for (const [tool, role] of [['orders.read', 'support'], ['orders.export', 'support'], ['payments.refund', 'intern'], ['shipping.label', 'support']] as const) {
       const known = gk.decideFromFacts(facts(tool, role));
-      for (const input of [{}, { amount: 5 }, { amount: 5000 }, null]) {
+      for (const input of [{}, { amount: 5 }, { amount: 5000 }, null] as JsonValue[]) {
         const decided = gk.evaluate({ ...facts(tool, role), input });
         expect(known).toMatchObject({ determined: true, effect: decided.effect });
       }
