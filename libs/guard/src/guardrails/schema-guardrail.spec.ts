@@ -146,18 +146,21 @@ describe('createSchemaGuardrail', () => {
     expect(denied.reason).toContain('unevaluatedProperties at "/children/0"');
   });
 
-  it('refuses a schema with $anchor or $id inside an enum or const value rather than misread it', async () => {
-    const misread: Record<string, JsonValue>[] = [
-      { enum: [{ $anchor: 'a', type: 'null' }] },
-      { const: { $id: 'https://schemas.example/x' } },
-      { $schema: 'http://json-schema.org/draft-04/schema#', enum: [{ id: 'x' }] },
+  it('reads $anchor, $id and draft 4 id inside enum and const values as data, not identifiers', async () => {
+    const asData: [Record<string, JsonValue>, JsonValue, string][] = [
+      [{ enum: [{ $anchor: 'a', type: 'null' }] }, { $anchor: 'a', type: 'null' }, 'schema.enum'],
+      [{ const: { $id: 'https://schemas.example/x' } }, { $id: 'https://schemas.example/x' }, 'schema.const'],
+      [{ $schema: 'http://json-schema.org/draft-04/schema#', enum: [{ id: 'x' }] }, { id: 'x' }, 'schema.enum'],
+      [{ enum: [{ $ref: '#' }] }, { $ref: '#' }, 'schema.enum'],
     ];
-    for (const schema of misread) {
-      expect(await check({ type: 'null' }, schema)).toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
+    for (const [schema, value, detection] of asData) {
+      expect((await check(value, schema)).action).toBe('allow');
+      // The value is compared whole: nothing was stripped from it or taken out of it.
+      expect(await check({ type: 'null' }, schema)).toMatchObject({ action: 'deny', outcome: 'complete', detections: [detection] });
     }
-    // `$ref` there is data the interpreter keeps intact, and so is `id` after draft 4.
-    expect((await check({ $ref: '#' }, { enum: [{ $ref: '#' }] })).action).toBe('allow');
-    expect((await check({ id: 'x' }, { enum: [{ id: 'x' }] })).action).toBe('allow');
+    // An anchor that exists only inside a value is nothing a $ref can reach.
+    const reachesData = { $defs: { s: { enum: [{ $anchor: 'hidden' }] } }, $ref: '#hidden' };
+    expect(await check({ $anchor: 'hidden' }, reachesData)).toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
   });
 
   it('prepares a schema once per guardrail, concurrent first checks included', async () => {
@@ -207,24 +210,73 @@ describe('createSchemaGuardrail', () => {
     ]);
   });
 
+  it('denies a $ref cycle that makes no progress as a failure, without overflowing the stack', async () => {
+    const $defs = { a: { allOf: [{ $ref: '#/$defs/b' }] }, b: { allOf: [{ $ref: '#/$defs/a' }] } };
+    expect(await check({}, { $defs, $ref: '#/$defs/a' })).toMatchObject({ action: 'deny', outcome: 'complete', detections: ['schema.$ref'] });
+    // Under `not` too: the cycle fails the whole check, so `not` cannot turn it into an allow.
+    expect(await check({}, { $defs, not: { $ref: '#/$defs/a' } })).toMatchObject({ action: 'deny', outcome: 'complete' });
+  });
+
+  it('denies as partial, never with a RangeError, arguments or schemas nested past the limits', async () => {
+    let deepArguments: JsonValue = 1;
+    for (let i = 0; i < 50_000; i++) deepArguments = [deepArguments];
+    expect(await check(deepArguments, { items: { $ref: '#' } } as Record<string, JsonValue>)).toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
+    let deepSchema: Record<string, JsonValue> = { type: 'string' };
+    for (let i = 0; i < 50_000; i++) deepSchema = { properties: { a: deepSchema } };
+    expect(await check({}, deepSchema)).toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
+    let nested: Record<string, JsonValue> = {};
+    for (let i = 0; i < 100; i++) nested = { a: nested };
+    expect((await check(nested, { $defs: { n: { properties: { a: { $ref: '#/$defs/n' } } } }, $ref: '#/$defs/n' })).action).toBe('allow');
+  });
+
+  it('compares numbers and strings as JSON does: exact decimal multipleOf, lengths in code points', async () => {
+    expect((await check(0.0075, { multipleOf: 0.0001 })).action).toBe('allow');
+    expect((await check(0.00751, { multipleOf: 0.0001 })).action).toBe('deny');
+    expect((await check('💩💩', { maxLength: 2, minLength: 2 })).action).toBe('allow');
+    expect((await check([1, 1.0], { uniqueItems: true })).action).toBe('deny');
+    expect((await check([{ a: 1, b: 2 }, { b: 2, a: 1 }], { uniqueItems: true })).action).toBe('deny');
+  });
+
+  it('refuses a custom meta-schema that requires a vocabulary it does not implement', async () => {
+    const remotes = {
+      'https://schemas.example/meta': {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        $id: 'https://schemas.example/meta',
+        $vocabulary: { 'https://json-schema.org/draft/2020-12/vocab/core': true, 'https://schemas.example/vocab/unknown': true },
+      },
+    };
+    expect(await validateAgainstSchema({ $schema: 'https://schemas.example/meta', type: 'string' }, 1, { remotes })).toMatchObject({ ok: false, code: 'SCHEMA.UNUSABLE' });
+  });
+
+  it('refuses a schema that fails its meta-schema', async () => {
+    expect(await check({ q: 'x' }, { properties: { q: { minLength: -1 } } })).toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
+    expect(await check({ q: 'x' }, { type: 'text' })).toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
+  });
+
   it('refuses an unknown draft when configured', () => {
     expect(() => createSchemaGuardrail({ draft: '6' as never })).toThrow(RangeError);
   });
 });
 
-describe('schemas the engine would misread are refused, never allowed', () => {
+describe('identifiers are read where the drafts say, and only there', () => {
   const guardrail = createSchemaGuardrail({ draft: '7' });
   const judge = (inputSchema: Record<string, JsonValue>, value: JsonValue) =>
     Promise.resolve(guardrail.check({ placement: 'tool-args', value, tool: { id: 't', inputSchema }, context: {}, signal: new AbortController().signal }));
 
-  it('refuses an $id beside $ref before 2019-09 (the drafts ignore it; the engine would not)', async () => {
-    const schema = { definitions: { a: { $id: 'http://x.invalid/a', type: 'integer' } }, allOf: [{ $id: 'http://x.invalid/', $ref: 'a' }] } as Record<string, JsonValue>;
-    await expect(judge(schema, 'not an integer')).resolves.toMatchObject({ action: 'deny', outcome: 'partial' });
-    await expect(judge(schema, 1)).resolves.toMatchObject({ action: 'deny', outcome: 'partial' });
+  it('ignores an $id beside $ref before 2019-09, so $ref resolves against the enclosing base URI', async () => {
+    const schema = {
+      $id: 'http://x.invalid/root/',
+      definitions: { integer: { $id: 'http://x.invalid/a', type: 'integer' }, text: { $id: 'a', type: 'string' } },
+      allOf: [{ $id: 'http://x.invalid/', $ref: 'a' }],
+    } as Record<string, JsonValue>;
+    // `a` is http://x.invalid/root/a (the string schema), not http://x.invalid/a.
+    await expect(judge(schema, 'text')).resolves.toMatchObject({ action: 'allow', outcome: 'complete' });
+    await expect(judge(schema, 1)).resolves.toMatchObject({ action: 'deny', outcome: 'complete' });
   });
 
-  it('refuses an $id inside an unknown keyword, and keeps property names and required entries that merely look like one', async () => {
-    await expect(judge({ anyOf: [{ $ref: '#/x' }], x: { $id: 'http://x.invalid/y', type: 'integer' } } as Record<string, JsonValue>, 1)).resolves.toMatchObject({ action: 'deny', outcome: 'partial' });
+  it('takes no $id inside an unknown keyword for an identifier, and keeps property names and required entries that merely look like one', async () => {
+    const unknownKeyword = { anyOf: [{ $ref: 'http://x.invalid/y' }], x: { $id: 'http://x.invalid/y', type: 'integer' } } as Record<string, JsonValue>;
+    await expect(judge(unknownKeyword, 1)).resolves.toMatchObject({ action: 'deny', outcome: 'partial', detections: ['schema.unusable'] });
     const fine = { type: 'object', properties: { $id: { type: 'string' } }, required: ['$id'] } as Record<string, JsonValue>;
     await expect(judge(fine, { $id: 'ok' })).resolves.toMatchObject({ action: 'allow', outcome: 'complete' });
   });

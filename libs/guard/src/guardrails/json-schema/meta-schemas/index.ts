@@ -1,0 +1,47 @@
+// The published meta-schemas of the four drafts, in memory: `$schema` and `$ref` reach them
+// without any retrieval.
+import { type JsonValue } from '@gatehouse/contracts';
+import { DRAFT_04_SCHEMA } from './draft-04.js';
+import { DRAFT_07_SCHEMA } from './draft-07.js';
+import {
+  DRAFT_2019_09_APPLICATOR,
+  DRAFT_2019_09_CONTENT,
+  DRAFT_2019_09_CORE,
+  DRAFT_2019_09_FORMAT,
+  DRAFT_2019_09_META_DATA,
+  DRAFT_2019_09_SCHEMA,
+  DRAFT_2019_09_VALIDATION,
+} from './draft-2019-09.js';
+import {
+  DRAFT_2020_12_APPLICATOR,
+  DRAFT_2020_12_CONTENT,
+  DRAFT_2020_12_CORE,
+  DRAFT_2020_12_FORMAT_ANNOTATION,
+  DRAFT_2020_12_FORMAT_ASSERTION,
+  DRAFT_2020_12_META_DATA,
+  DRAFT_2020_12_SCHEMA,
+  DRAFT_2020_12_UNEVALUATED,
+  DRAFT_2020_12_VALIDATION,
+} from './draft-2020-12.js';
+
+/** Every bundled meta-schema document; each names its own URI with `id`/`$id`. */
+export const META_SCHEMAS: readonly JsonValue[] = [
+  DRAFT_04_SCHEMA,
+  DRAFT_07_SCHEMA,
+  DRAFT_2019_09_SCHEMA,
+  DRAFT_2019_09_CORE,
+  DRAFT_2019_09_APPLICATOR,
+  DRAFT_2019_09_VALIDATION,
+  DRAFT_2019_09_META_DATA,
+  DRAFT_2019_09_FORMAT,
+  DRAFT_2019_09_CONTENT,
+  DRAFT_2020_12_SCHEMA,
+  DRAFT_2020_12_CORE,
+  DRAFT_2020_12_APPLICATOR,
+  DRAFT_2020_12_UNEVALUATED,
+  DRAFT_2020_12_VALIDATION,
+  DRAFT_2020_12_META_DATA,
+  DRAFT_2020_12_FORMAT_ANNOTATION,
+  DRAFT_2020_12_FORMAT_ASSERTION,
+  DRAFT_2020_12_CONTENT,
+];
