@@ -193,3 +193,33 @@ function payloadOf(chunk: ChunkType): Record<string, unknown> | undefined {
   const payload = (chunk as { payload?: unknown }).payload;
   return payload !== null && typeof payload === 'object' && !Array.isArray(payload) ? (payload as Record<string, unknown>) : undefined;
 }
+
+/**
+ * The stream with every text block closed by its `text-end`. The content policies' hold-back
+ * releases a block's held tail in place of its `text-end` (a Mastra processor returns one chunk
+ * per chunk); a consumer that waits for the end of a block gets it back here, before the next
+ * chunk that is not text (or the end of the stream). Nothing is held: chunks pass as they come.
+ */
+export function restoreTextEnds(source: ReadableStream<ChunkType>): ReadableStream<ChunkType> {
+  const open = new Map<string, ChunkType>();
+  const closeOpen = (controller: TransformStreamDefaultController<ChunkType>, next: ChunkType | undefined): void => {
+    for (const [id, last] of open) {
+      controller.enqueue({ type: 'text-end', runId: next?.runId ?? last.runId, from: next?.from ?? last.from, payload: { id } } as ChunkType);
+    }
+    open.clear();
+  };
+  return source.pipeThrough(
+    new TransformStream<ChunkType, ChunkType>({
+      transform(chunk, controller) {
+        const id = String(payloadOf(chunk)?.['id'] ?? '');
+        if (chunk.type === 'text-start' || chunk.type === 'text-delta') open.set(id, chunk);
+        else if (chunk.type === 'text-end') open.delete(id);
+        else if (open.size > 0 && !chunk.type.startsWith('reasoning') && chunk.type !== 'response-metadata' && chunk.type !== 'raw') closeOpen(controller, chunk);
+        controller.enqueue(chunk);
+      },
+      flush(controller) {
+        closeOpen(controller, undefined);
+      },
+    }),
+  );
+}

@@ -88,6 +88,18 @@ describe('guarded agent: stream with hold-back', () => {
     expect((await stream.result()).tripwire?.code).toBe('POLICY.DENIED');
   });
 
+  it('closes every text block with its text-end, though the hold-back released its tail in that chunk\'s place', async () => {
+    const model = scriptedModel({ chunks: ['Hello ', 'there, ', 'how can I help?'] });
+    const { agent } = guarded(model);
+    const stream = await agent.stream('hi', { requestContext: context() });
+    const { text, types } = await collectStreamText(stream.fullStream);
+    expect(text).toBe('Hello there, how can I help?');
+    const lastDelta = types.lastIndexOf('text-delta');
+    expect(types.filter((t) => t === 'text-end')).toHaveLength(1);
+    expect(types.indexOf('text-end')).toBe(lastDelta + 1);
+    expect(types.indexOf('text-end')).toBeLessThan(types.indexOf('finish'));
+  });
+
   it('streams allowed text whole and in order', async () => {
     const chunks = ['Hello ', 'there, ', 'how can ', 'I help you today?'];
     const model = scriptedModel({ chunks });

@@ -11,7 +11,7 @@ import { type PolicyEvaluator } from '../policy-engine/types.js';
 import { type PrincipalKind } from '../rbac/actor.js';
 import { RBACMiddleware } from '../rbac/rbac-middleware.js';
 import { assertNoSystemMessages, type GuardedCallOptions, validateCallOptions } from './call-options.js';
-import { holdAnswer } from './answer-hold.js';
+import { holdAnswer, restoreTextEnds } from './answer-hold.js';
 import { InputAssetGuard, normalizeAssetOrigins } from './input-assets.js';
 
 export interface GuardedAgentConfig {
@@ -263,7 +263,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
       };
       if (!judging) {
         return Object.freeze({
-          fullStream: output.fullStream as ReadableStream<ChunkType>,
+          fullStream: restoreTextEnds(output.fullStream as ReadableStream<ChunkType>),
           textStream: output.textStream,
           async result(): Promise<GuardedGenerateResult> {
             return finish(await output.text);
