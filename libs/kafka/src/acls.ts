@@ -171,6 +171,8 @@ export function aclKey(e: AclEntry): string {
 export interface AclProvisionReport {
   readonly created: number;
   readonly unchanged: number;
+  /** Grants the data no longer holds, revoked (see `managedAcl`). */
+  readonly removed: number;
   /** True when the cluster has no authorizer (nothing to grant; e.g. a broker without SASL). */
   readonly securityDisabled: boolean;
 }
@@ -194,27 +196,67 @@ export async function describeAllAcls(admin: ReturnType<Kafka['admin']>): Promis
 }
 
 /**
- * Makes the cluster hold every ACL the grants mean for the namespace: creates the missing
- * ones, leaves the rest. Safe to run any number of times; run it as the super user.
+ * Whether provisioning owns an ACL for this namespace and these principals: an ALLOW for one of
+ * the principals on one of the namespace's topics (`<namespace>.gatehouse.*`, or `gatehouse.*`
+ * without a namespace), or on the shared group and transactional-id prefixes. Anything else — a
+ * DENY an operator added, another principal's grant, another namespace's topics — is not
+ * provisioning's to remove.
+ */
+export function managedAcl(e: AclEntry, options: { namespace?: string; principals?: Partial<Record<KafkaRole, string>> } = {}): boolean {
+  const principals = new Set(Object.values(kafkaPrincipals(options.principals)).map((p) => `User:${p}`));
+  if (!principals.has(e.principal) || e.permissionType !== AclPermissionTypes.ALLOW) return false;
+  switch (e.resourceType) {
+    case AclResourceTypes.TOPIC:
+      return e.resourcePatternType === ResourcePatternTypes.LITERAL && e.resourceName.startsWith(options.namespace ? `${options.namespace}.gatehouse.` : 'gatehouse.');
+    case AclResourceTypes.GROUP:
+      return e.resourcePatternType === ResourcePatternTypes.PREFIXED && GROUP_PREFIXES.includes(e.resourceName);
+    case AclResourceTypes.TRANSACTIONAL_ID:
+      return e.resourcePatternType === ResourcePatternTypes.PREFIXED && e.resourceName.startsWith('gatehouse-');
+    default:
+      return false;
+  }
+}
+
+/**
+ * Makes the cluster hold exactly the ACLs the grants mean for the namespace: creates the missing
+ * ones and revokes the managed ones (`managedAcl`) the grants no longer name, so removing a grant
+ * from the data takes it away on the next run. Safe to run any number of times; run it as the
+ * super user.
  */
 export async function provisionAcls(
   kafka: Kafka,
   options: { namespace?: string; principals?: Partial<Record<KafkaRole, string>> } = {},
 ): Promise<AclProvisionReport> {
   const desired = desiredAcls(options);
+  const wanted = new Set(desired.map(aclKey));
   const admin = kafka.admin();
   await admin.connect();
   try {
-    let existing: Set<string>;
+    let existing: AclEntry[];
     try {
-      existing = new Set((await describeAllAcls(admin)).map(aclKey));
+      existing = await describeAllAcls(admin);
     } catch (error) {
-      if (isSecurityDisabled(error)) return { created: 0, unchanged: 0, securityDisabled: true };
+      if (isSecurityDisabled(error)) return { created: 0, unchanged: 0, removed: 0, securityDisabled: true };
       throw error;
     }
-    const missing = desired.filter((e) => !existing.has(aclKey(e)));
+    const held = new Set(existing.map(aclKey));
+    const missing = desired.filter((e) => !held.has(aclKey(e)));
+    const stale = existing.filter((e) => managedAcl(e, options) && !wanted.has(aclKey(e)));
     if (missing.length > 0) await admin.createAcls({ acl: missing });
-    return { created: missing.length, unchanged: desired.length - missing.length, securityDisabled: false };
+    if (stale.length > 0) {
+      await admin.deleteAcls({
+        filters: stale.map((e) => ({
+          resourceType: e.resourceType,
+          resourceName: e.resourceName,
+          resourcePatternType: e.resourcePatternType,
+          principal: e.principal,
+          host: e.host,
+          operation: e.operation,
+          permissionType: e.permissionType,
+        })),
+      });
+    }
+    return { created: missing.length, unchanged: desired.length - missing.length, removed: stale.length, securityDisabled: false };
   } finally {
     await admin.disconnect();
   }

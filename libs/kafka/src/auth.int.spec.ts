@@ -4,9 +4,9 @@ import { type Kafka, type Producer } from 'kafkajs';
 import { aclKey, DEFAULT_KAFKA_PRINCIPALS, desiredAcls, describeAllAcls, provisionAcls } from './acls.js';
 import { createKafkaClient } from './client.js';
 import { KAFKA_SASL_MECHANISM_ENV, kafkaConfigFromEnv, kafkaSasl } from './config.js';
-import { Partitioners } from './kafkajs.js';
+import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Partitioners, ResourcePatternTypes } from './kafkajs.js';
 import { replayTopic } from './replay.js';
-import { provisionedNamespace, testKafka } from './testing/index.js';
+import { provisionedNamespace, testKafka, waitFor } from './testing/index.js';
 
 // Authentication and per-principal ACLs on the real broker the test run started (SASL/SCRAM,
 // StandardAuthorizer, `admin` the only super user). The scripts export the admin credentials;
@@ -106,10 +106,40 @@ describe('per-principal ACLs', () => {
       const before = owned(await describeAllAcls(client));
       const again = await provisionAcls(admin, { namespace });
       const after = owned(await describeAllAcls(client));
-      expect(again).toEqual({ created: 0, unchanged: desiredAcls({ namespace }).length, securityDisabled: false });
+      expect(again).toEqual({ created: 0, unchanged: desiredAcls({ namespace }).length, removed: 0, securityDisabled: false });
       expect(after).toEqual(before);
       expect(before).toEqual(owned(desiredAcls({ namespace })));
     } finally {
+      await client.disconnect();
+    }
+  });
+
+  it('revokes a grant the data no longer holds, and leaves what it does not manage', async () => {
+    const client = admin.admin();
+    await client.connect();
+    const ledger = topicName('ledger', namespace);
+    // A grant as an older version of the data made it (the agent reading the ledger), an
+    // operator's DENY for the same principal, and another namespace's grant.
+    const ALLOW = { host: '*', permissionType: AclPermissionTypes.ALLOW };
+    const retired = { principal: `User:${DEFAULT_KAFKA_PRINCIPALS.agent}`, resourceType: AclResourceTypes.TOPIC, resourceName: ledger, resourcePatternType: ResourcePatternTypes.LITERAL, operation: AclOperationTypes.READ, ...ALLOW };
+    const operatorDeny = { ...retired, operation: AclOperationTypes.WRITE, permissionType: AclPermissionTypes.DENY };
+    const elsewhere = { ...retired, resourceName: `other-${namespace}.gatehouse.ledger.v1` };
+    try {
+      await client.createAcls({ acl: [retired, operatorDeny, elsewhere] });
+      const agent = testKafka('auth-agent-retired', DEFAULT_KAFKA_PRINCIPALS.agent);
+      await waitFor(async () => ((await replayTopic(agent, 'ledger', { namespace, onRecord: () => undefined, timeoutMs: 20_000 }).then(() => true, () => false)) ? true : undefined), { what: 'the retired grant taking effect' });
+
+      const report = await provisionAcls(admin, { namespace });
+      expect(report).toMatchObject({ created: 0, removed: 1 });
+      const keys = new Set((await describeAllAcls(client)).map(aclKey));
+      expect(keys.has(aclKey(retired))).toBe(false);
+      expect(keys.has(aclKey(operatorDeny))).toBe(true);
+      expect(keys.has(aclKey(elsewhere))).toBe(true);
+      const error = await failure(replayTopic(agent, 'ledger', { namespace, onRecord: () => undefined, timeoutMs: 20_000 }));
+      expect(error.type).toBe('TOPIC_AUTHORIZATION_FAILED');
+      expect(await provisionAcls(admin, { namespace })).toMatchObject({ created: 0, removed: 0 });
+    } finally {
+      await client.deleteAcls({ filters: [operatorDeny, elsewhere] });
       await client.disconnect();
     }
   });

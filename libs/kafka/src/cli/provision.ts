@@ -19,7 +19,7 @@ try {
   console.log(
     acls.securityDisabled
       ? 'kafka: the cluster has no authorizer; no ACLs granted'
-      : `kafka: ACLs ready (created ${acls.created}, unchanged ${acls.unchanged})`,
+      : `kafka: ACLs ready (created ${acls.created}, unchanged ${acls.unchanged}, revoked ${acls.removed})`,
   );
 } catch (error) {
   console.error(`kafka: provisioning failed: ${(error as Error).message}`);
