@@ -7,6 +7,10 @@ import { z } from 'zod';
 import { PolicyError } from '../errors.js';
 import { DecideRequest, type PolicyDecisions } from './policy-decisions.js';
 
+// The broker's floor is group.min.session.timeout.ms (6 s by default); heartbeats a third of it.
+const EVALUATOR_SESSION_TIMEOUT_MS = 8_000;
+const EVALUATOR_HEARTBEAT_MS = 2_500;
+
 /** An evaluation request on `gatehouse.policy-evaluations.v1`: the REST body plus the policy set. */
 const KafkaEvaluateRequest = DecideRequest.extend({ policySetId: z.string().min(1).max(128) });
 
@@ -78,7 +82,15 @@ export class PolicyKafkaEvaluator {
       // (two namespaces on one cluster) are each assigned the other's partitions round-robin, and
       // kafkajs drops the ones it did not subscribe to, so requests went unanswered. The ACLs grant
       // the `gatehouse-policy-` prefix; Nest appends `-server`.
-      consumer: { groupId: namespace ? `gatehouse-policy-evaluator-${namespace}` : 'gatehouse-policy-evaluator', allowAutoTopicCreation: false },
+      // A short session: a replica that died (SIGKILL, no LeaveGroup) holds its partitions until
+      // the broker stops waiting for its heartbeat, and a restarted replica cannot join before
+      // then. kafkajs' 30 s default kept a restarted service from answering for about as long.
+      consumer: {
+        groupId: namespace ? `gatehouse-policy-evaluator-${namespace}` : 'gatehouse-policy-evaluator',
+        allowAutoTopicCreation: false,
+        sessionTimeout: EVALUATOR_SESSION_TIMEOUT_MS,
+        heartbeatInterval: EVALUATOR_HEARTBEAT_MS,
+      },
       producer: { allowAutoTopicCreation: false },
       subscribe: { fromBeginning: false },
       postfixId: '-server',
