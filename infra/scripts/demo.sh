@@ -2,7 +2,8 @@
 # The main job (README): installs what is missing, starts Kafka and PostgreSQL, provisions the
 # topics, users and ACLs, builds and starts the four services, then runs a guarded support agent
 # against them (infra/demo/scenario.mjs) and shows what the security team sees: the verified
-# hash chain, the run's decision timeline and the SIEM file. Then it stops what it started,
+# hash chain, the run's decision timeline and the SIEM file, and replays the run's decisions under
+# a candidate policy (what-if). Then it stops what it started,
 # unless --keep. The refund in the scenario waits for a person unless --auto-approve (or when
 # there is no terminal to wait on).
 set -euo pipefail
@@ -153,6 +154,7 @@ scenario_out="$run_dir/scenario.out"
 summary_file="$run_dir/scenario.json"
 scenario_args=()
 if [ "$auto_approve" = yes ]; then scenario_args+=(--auto-approve); fi
+run_started=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 mapfile -t agent_pairs < <(kafka_env agent)
 env "${agent_pairs[@]}" GATEHOUSE_DEMO_REVIEWER_KEY_FILE="$reviewer_key_file" GATEHOUSE_DEMO_SUMMARY_FILE="$summary_file" \
   node infra/demo/scenario.mjs "${scenario_args[@]}" | tee "$scenario_out" | grep -v '^DEMO_RUN_ID='
@@ -186,6 +188,12 @@ if [ -n "$ocsf_files" ]; then
 else
   echo "   SIEM file: none written under $siem_dir" >&2
 fi
+
+echo
+echo "== 11. Before publishing a change, the operator replays this run's decisions under a candidate"
+echo "   gatehouse policy what-if --bundle infra/demo/candidate-policy.yaml --from $run_started"
+node cli/dist/main.js policy what-if --bundle infra/demo/candidate-policy.yaml --from "$run_started" --environment demo | sed 's/^/   /' \
+  || echo "   (what-if could not read the audit topic)"
 
 echo
 if [ "$keep" = yes ]; then

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,6 +48,7 @@ const services: Record<string, Started & { url: string }> = {};
 let scenario: Started;
 let exitCode: number | null;
 let summary: Summary;
+let scenarioStarted: string;
 
 beforeAll(async () => {
   const kafka = testKafka('demo-e2e');
@@ -58,6 +60,7 @@ beforeAll(async () => {
   services['approval'] = await startService('approval', { ...common, GATEHOUSE_APPROVAL_REVIEWERS: reviewers });
   services['idempotency-ledger'] = await startService('idempotency-ledger', common);
   services['audit-export'] = await startService('audit-export', { ...common, GATEHOUSE_EXPORT_FILE_DIR: siemDir });
+  scenarioStarted = new Date().toISOString();
   scenario = startNode(path.join(ROOT, 'infra/demo/scenario.mjs'), ['--auto-approve'], {
     ...common,
     ...agentKafkaEnv(),
@@ -185,5 +188,24 @@ describe('the demo scenario against the whole suite', () => {
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
     // Nothing inspected reaches the SIEM: not the secret, not the card.
     expect(lines.join('\n')).not.toMatch(/AKIAIOSFODNN7EXAMPLE|4111 1111/);
+  });
+
+  it('replays the run’s gatekeeper decisions under the demo’s candidate policy (what-if, demo step 11)', () => {
+    const cli = spawnSync(
+      process.execPath,
+      [path.join(ROOT, 'cli/dist/main.js'), 'policy', 'what-if', '--bundle', path.join(ROOT, 'infra/demo/candidate-policy.yaml'), '--from', scenarioStarted, '--environment', 'demo', '--namespace', namespace, '--json'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(cli.status).toBe(0);
+    const report = JSON.parse(cli.stdout) as { decisions: number; counts: Record<string, number>; rows: { change: string; decision: { toolId: string; effect: string } }[] };
+    // The lookup, the CRM note, the refund and its retry under revision 1, the refund refused under revision 2.
+    expect(report.decisions).toBe(5);
+    expect(report.counts).toEqual({ 'newly-denied': 1, 'newly-allowed': 0, 'newly-approval-gated': 3, unchanged: 1, undetermined: 0 });
+    expect(report.rows.map((r) => `${r.change}:${r.decision.toolId}:${r.decision.effect}`).sort()).toEqual([
+      'newly-approval-gated:payments.refund:allow',
+      'newly-approval-gated:payments.refund:allow',
+      'newly-approval-gated:payments.refund:deny',
+      'newly-denied:crm.note:allow',
+    ]);
   });
 });
