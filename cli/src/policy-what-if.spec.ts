@@ -43,7 +43,9 @@ describe('what-if over the guard\'s recorded gatekeeper decisions', () => {
     const report = whatIf(frozen, recorded, { from: '2026-11-30T00:00:00.000Z' });
     expect(report.counts).toEqual({ 'newly-denied': 1, 'newly-allowed': 0, 'newly-approval-gated': 0, unchanged: 1, undetermined: 0 });
     expect(report.rows).toMatchObject([{ change: 'newly-denied', candidate: 'deny', policyId: 'freeze', decision: { effect: 'allow' } }]);
-    expect(describeWhatIf(report)).toContain('newly-denied');
+    expect(describeWhatIf(report)).toMatch(/newly-denied .* refund \[refund-bot support:user:support\] allow under refunds@3 -> deny by freeze$/m);
+    const empty = createGatekeeper({ bundle: { policySetId: 'refunds', policies: [{ id: 'other', version: '1', priority: 1, match: { tools: ['other'] }, rules: { allowWhen: 'true' } }] } });
+    expect(describeWhatIf(whatIf(empty, recorded, { from: 'x' }))).toMatch(/-> deny \(no policy allows it\)$/m);
     const reading = createGatekeeper({ bundle: { policySetId: 'refunds', policies: [{ id: 'cap', version: '1', priority: 1, match: { tools: ['refund'] }, rules: { allowWhen: 'input.amount < 1000' } }] } });
     expect(whatIf(reading, recorded, { from: 'x' }).counts.undetermined).toBe(2);
   });

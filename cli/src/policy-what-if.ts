@@ -133,7 +133,8 @@ export function describeWhatIf(report: WhatIfReport): string {
     const d = row.decision;
     const who = [d.agentId ?? '-', d.actor ? `${d.actor.role}:${d.actor.id}` : '-'].join(' ');
     const now = row.candidate ?? `? (policy ${row.policyId} reads the arguments)`;
-    lines.push(`  ${row.change.padEnd(20)} ${d.time} ${d.decisionId} ${d.toolId} [${who}] ${d.effect} under ${d.bundle} -> ${now}${row.candidate && row.policyId ? ` by ${row.policyId}` : ''}`);
+    const by = row.candidate === undefined ? '' : row.policyId !== undefined ? ` by ${row.policyId}` : ' (no policy allows it)';
+    lines.push(`  ${row.change.padEnd(20)} ${d.time} ${d.decisionId} ${d.toolId} [${who}] ${d.effect} under ${d.bundle} -> ${now}${by}`);
   }
   return lines.join('\n');
 }
