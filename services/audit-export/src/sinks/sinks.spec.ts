@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -44,6 +44,77 @@ describe('rotating file sink', () => {
     await second.close();
     expect(await readdir(dir)).toEqual(['ocsf-p0.000001.jsonl']);
     expect((await readFile(path.join(dir, 'ocsf-p0.000001.jsonl'), 'utf8')).trim().split('\n')).toHaveLength(3);
+  });
+});
+
+describe('rotating file sink after a restart', () => {
+  const fresh = async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gh-file-sink-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  };
+  const fileText = async (dir: string, prefix = 'ocsf-p0') => {
+    const files = (await readdir(dir)).filter((f) => f.startsWith(prefix)).sort();
+    return (await Promise.all(files.map((f) => readFile(path.join(dir, f), 'utf8')))).join('');
+  };
+
+  it('does not write again the batch it wrote but could not see acknowledged', async () => {
+    const dir = await fresh();
+    const batch = lines(10);
+    const first = new RotatingFileSink({ directory: dir, formats: ['ocsf'] });
+    await first.write(batch.slice(0, 6));
+    await first.close(); // the process dies before the pipeline stores offset 6
+    const second = new RotatingFileSink({ directory: dir, formats: ['ocsf'] });
+    await second.write(batch.slice(4)); // the re-export from the stored offset 4
+    await second.write(lines(2));
+    await second.close();
+    const text = await fileText(dir);
+    expect(text.startsWith(batch.map((l) => `${l.text}\n`).join(''))).toBe(true);
+    expect(text.split('\n').filter(Boolean)).toHaveLength(12);
+    expect(second.skippedOnRecovery).toBe(2);
+  });
+
+  it('cuts a line the crash left half-written, then writes it whole once', async () => {
+    const dir = await fresh();
+    const batch = lines(4);
+    const first = new RotatingFileSink({ directory: dir, formats: ['ocsf'] });
+    await first.write(batch.slice(0, 3));
+    await first.close();
+    await appendFile(path.join(dir, 'ocsf-p0.000001.jsonl'), batch[3]!.text.slice(0, 40));
+    const second = new RotatingFileSink({ directory: dir, formats: ['ocsf'] });
+    await second.write(batch);
+    await second.close();
+    expect(await fileText(dir)).toBe(batch.map((l) => `${l.text}\n`).join(''));
+    expect(second.skippedOnRecovery).toBe(3);
+  });
+
+  it('writes a record of another cluster at an offset it already wrote (another event, another line)', async () => {
+    const dir = await fresh();
+    const first = new RotatingFileSink({ directory: dir, formats: ['ocsf'] });
+    await first.write(lines(3));
+    await first.close();
+    const second = new RotatingFileSink({ directory: dir, formats: ['ocsf'] });
+    await second.write(lines(3)); // offsets 0..2 again, new event ids
+    await second.close();
+    expect((await fileText(dir)).split('\n').filter(Boolean)).toHaveLength(6);
+    expect(second.skippedOnRecovery).toBe(0);
+  });
+
+  it('finds the batch across a rotation, and keeps each stream to its own files', async () => {
+    const dir = await fresh();
+    const batch = lines(9);
+    const other = lines(2, 1);
+    const lineBytes = Buffer.byteLength(`${batch[0]?.text}\n`);
+    const options = { directory: dir, formats: ['ocsf'] as const, maxBytes: lineBytes * 2 + 10 };
+    const first = new RotatingFileSink(options);
+    await first.write([...batch.slice(0, 7), ...other]);
+    await first.close();
+    const second = new RotatingFileSink(options);
+    await second.write([...batch.slice(2), ...other]);
+    await second.close();
+    expect(await fileText(dir)).toBe(batch.map((l) => `${l.text}\n`).join(''));
+    expect(await fileText(dir, 'ocsf-p1')).toBe(other.map((l) => `${l.text}\n`).join(''));
+    expect(second.skippedOnRecovery).toBe(7);
   });
 });
 
