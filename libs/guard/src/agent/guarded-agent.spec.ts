@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { MockMemory } from '@mastra/core/memory';
 import { RequestContext } from '@mastra/core/request-context';
 import { AuditLogger } from '../audit/audit-logger.js';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
@@ -180,6 +181,41 @@ describe('guarded agent: refusals', () => {
       expect(m.prompts).toHaveLength(0);
     },
   );
+
+  it('refuses a memory that would call a model outside the guard (title generation, observational memory)', () => {
+    const model = scriptedModel({ text: 'ok' });
+    expect(() => guarded(model, { memory: new MockMemory({ options: { generateTitle: true } }) as never })).toThrow(/title generation calls a model outside the guard/);
+    expect(() => guarded(model, { memory: new MockMemory({ options: { generateTitle: { minMessages: 2 } } }) as never })).toThrow(/generateTitle off/);
+    expect(() => guarded(model, { memory: new MockMemory({ options: { observationalMemory: true } }) as never })).toThrow(/observational memory/);
+    expect(() => guarded(model, { memory: (() => new MockMemory()) as never })).toThrow(/not a function/);
+    expect(() => guarded(model, { memory: { recall: () => [] } as never })).toThrow(/Mastra memory instance/);
+  });
+
+  it('keeps messages in a memory that calls no model, and the guard still judges every turn', async () => {
+    const memory = new MockMemory({ options: { lastMessages: 10, generateTitle: false } });
+    const model = scriptedModel({ steps: [{ text: 'First answer.' }, { text: 'Second answer.' }] });
+    const { agent } = guarded(model, { memory: memory as never });
+    const options = { requestContext: context(), memory: { thread: 'thread-1', resource: 'user-1' } };
+    expect((await agent.generate('hello', options)).text).toBe('First answer.');
+    expect((await agent.generate('please say the forbidden phrase', options)).tripwire?.code).toBe('POLICY.DENIED');
+    expect((await agent.generate('and again', options)).text).toBe('Second answer.');
+    // The second model call saw the first turn, recalled from memory.
+    expect(model.prompts.at(-1)).toContain('First answer.');
+    // A refused input is not replayed to the model from memory on the next turn.
+    expect(model.prompts.at(-1)).not.toMatch(/forbidden phrase/i);
+    expect(model.prompts).toHaveLength(2);
+  });
+
+  it('does not replay a refused answer from memory on the next turn', async () => {
+    const memory = new MockMemory({ options: { lastMessages: 10 } });
+    const model = scriptedModel({ steps: [{ text: `The key is ${SECRET}` }, { text: 'Sorry about that.' }] });
+    const { agent } = guarded(model, { memory: memory as never });
+    const options = { requestContext: context(), memory: { thread: 'thread-2', resource: 'user-1' } };
+    expect((await agent.generate('what is the key?', options)).tripwire?.code).toBe('POLICY.DENIED');
+    expect((await agent.generate('ok then', options)).text).toBe('Sorry about that.');
+    expect(model.prompts.at(-1)).toContain('ok then');
+    expect(model.prompts.at(-1)).not.toContain(SECRET);
+  });
 
   it('accepts only thread and resource ids as memory options', async () => {
     const { agent } = guarded(model());

@@ -168,6 +168,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     throw new TypeError('createGuardedAgent: no policy judges the answer or reasoning channel (object-only policies cannot run on a guarded agent)');
   }
   const assets = new InputAssetGuard(normalizeAssetOrigins(config.allowedInputAssetOrigins, 'createGuardedAgent'), config.audit, resource);
+  assertGuardableMemory(config.memory);
   const inputProcessors = validateProcessors(config.inputProcessors, 'input');
   const outputProcessors = validateProcessors(config.outputProcessors, 'output');
   const guardrails = config.guardrails === undefined ? [] : validateGuardrails(config.guardrails, 'createGuardedAgent');
@@ -323,4 +324,25 @@ function textOnly(): TransformStream<ChunkType, string> {
       if (typeof text === 'string' && text.length > 0) controller.enqueue(text);
     },
   });
+}
+
+/**
+ * Memory may store and recall messages, but not call a model of its own: title generation sends
+ * the user's message to a model and stores what comes back, and observational memory has a
+ * model summarise the conversation — neither passes the input or output policies, the
+ * guardrails or the audit trail. A memory that enables either is refused; so is a memory given
+ * as a function of the request, whose configuration cannot be checked here.
+ */
+function assertGuardableMemory(memory: unknown): void {
+  if (memory === undefined) return;
+  if (typeof memory === 'function') throw new TypeError('createGuardedAgent: memory must be a memory instance, not a function (its configuration must be checkable)');
+  const merged = (memory as { getMergedThreadConfig?: (config?: object) => unknown } | null)?.getMergedThreadConfig;
+  if (typeof merged !== 'function') throw new TypeError('createGuardedAgent: memory must be a Mastra memory instance');
+  const config = merged.call(memory, {}) as { generateTitle?: unknown; observationalMemory?: unknown } | undefined;
+  if (config?.generateTitle !== undefined && config.generateTitle !== false) {
+    throw new TypeError('createGuardedAgent: memory title generation calls a model outside the guard; turn generateTitle off');
+  }
+  if (config?.observationalMemory !== undefined && config.observationalMemory !== false) {
+    throw new TypeError('createGuardedAgent: observational memory calls a model outside the guard; turn observationalMemory off');
+  }
 }
