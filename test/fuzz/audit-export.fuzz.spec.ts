@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +17,7 @@ import { type RouteFuzz } from './support/http-fuzz.js';
 import { CANARY, type FieldSpec, junkString, notOneOf, type ObjectSpec, wrongType } from './support/http-inputs.js';
 import { getJson, produceRaw, tally } from './support/kafka-fuzz.js';
 import { poisonRecords } from './support/kafka-inputs.js';
-import { bodyRoute, fixedPath, HEALTH_RUNS, healthReport, hostileText, inputlessRoute, junkPaths, pathRoute, queryRoute } from './support/routes.js';
+import { bodyRoute, type Credentials, fixedPath, HEALTH_RUNS, healthReport, hostileText, inputlessRoute, junkPaths, pathRoute, queryRoute } from './support/routes.js';
 import { aliveAndHealthy, describeRestFuzz } from './support/service.js';
 import { appended, Database, deadLettered, grown, TopicEnds } from './support/state.js';
 
@@ -31,6 +32,10 @@ const CODES = /^(AUDIT|HTTP)\.[A-Z_]+$/;
 const EXPORT = 'siem';
 const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-fuzz-export-'));
+const operatorKey = `ek_${randomUUID()}`;
+const operators = JSON.stringify([{ id: 'user:secops', role: 'siem-operator', apiKeySha256: createHash('sha256').update(operatorKey).digest('hex') }]);
+// Moving the export takes an operator's key.
+const credentials: Credentials = { valid: [`Bearer ${operatorKey}`], material: { validKey: operatorKey } };
 
 let kafka: Kafka;
 let agentKafka: Kafka;
@@ -64,7 +69,7 @@ beforeAll(async () => {
   database = await throwawayDatabase('gh_fuzz');
   db = new Database(database.url);
   ends = new TopicEnds(kafka, namespace);
-  service = await startService('audit-export', { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_EXPORT_NAME: EXPORT, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest' });
+  service = await startService('audit-export', { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_EXPORT_NAME: EXPORT, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest', GATEHOUSE_EXPORT_OPERATORS: operators });
   // Decisions already there: the refused requests must not touch them.
   recorded = await record([decisionRecorded({ runId: 'run-a' }), decisionRecorded({ runId: 'run-a', code: 'POLICY.ALLOWED' }), decisionRecorded({ runId: 'run-b' })]);
   for (const id of recorded) await waitFor(() => stored(id), { timeoutMs: 30_000, what: 'the seeded decisions in the projection' });
@@ -154,7 +159,7 @@ function routes(): RouteFuzz[] {
     pathRoute('GET /v1/decisions/{id}', { template: (s) => `/v1/decisions/${s}`, valid: (s) => recorded.includes(s), readable: (s) => UUID.test(s), codes: CODES }),
     // Any run id of 1 to 256 characters is a fair question (answered with an empty timeline); longer ones are refused.
     pathRoute('GET /v1/runs/{runId}/timeline', { template: (s) => `/v1/runs/${s}/timeline`, valid: () => false, readable: (s) => s.length >= 1 && s.length <= 256, codes: CODES }),
-    bodyRoute('POST /v1/exports/{name}/restart', { paths: fc.oneof(fixedPath(`/v1/exports/${EXPORT}/restart`), junkPaths((s) => `/v1/exports/${s}/restart`, (s) => s === EXPORT)), spec: RESTART, codes: CODES }),
+    bodyRoute('POST /v1/exports/{name}/restart', { paths: fc.oneof(fixedPath(`/v1/exports/${EXPORT}/restart`), junkPaths((s) => `/v1/exports/${s}/restart`, (s) => s === EXPORT)), spec: RESTART, credentials, codes: CODES }),
     inputlessRoute('GET /v1/exports', { path: '/v1/exports', ok: (a) => (Array.isArray(a.body) && a.status === 200 ? undefined : `status ${a.status}`), codes: CODES }),
     inputlessRoute('GET /health', { path: '/health', ok: healthReport, codes: CODES, runs: HEALTH_RUNS }),
   ];

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { GatehouseError } from '@gatehouse/contracts';
+import { type ApiKeyPrincipal } from '@gatehouse/service-runtime';
+import { z } from 'zod';
 import { type FeedFormat, FEED_FORMATS } from './feeds/export-line.js';
 import { parseStartPosition, type StartPosition } from './export/start-position.js';
 
@@ -16,6 +19,8 @@ export const EXPORT_ENV = {
   kafka: 'GATEHOUSE_EXPORT_KAFKA',
   kafkaFormat: 'GATEHOUSE_EXPORT_KAFKA_FORMAT',
   kafkaPartitions: 'GATEHOUSE_EXPORT_KAFKA_PARTITIONS',
+  operators: 'GATEHOUSE_EXPORT_OPERATORS',
+  operatorsFile: 'GATEHOUSE_EXPORT_OPERATORS_FILE',
 } as const;
 
 export interface ExportOptions {
@@ -24,6 +29,11 @@ export interface ExportOptions {
   readonly file?: { readonly directory: string; readonly formats: readonly FeedFormat[]; readonly maxBytes: number };
   readonly http?: { readonly url: string; readonly format: FeedFormat; readonly maxAttempts: number; readonly timeoutMs: number };
   readonly kafka?: { readonly format: FeedFormat; readonly partitions: number };
+  /**
+   * Who may move the export (`POST /v1/exports/:name/restart`: a rewind re-sends, a jump skips
+   * what the SIEM would have received). None configured: every restart is refused.
+   */
+  readonly operators?: readonly ApiKeyPrincipal[];
   /** Back-off while a sink is down, ms (tests shorten it). */
   readonly retryBaseMs?: number;
   readonly retryMaxMs?: number;
@@ -45,6 +55,26 @@ function positiveInt(variable: string, raw: string | undefined, fallback: number
   return value;
 }
 
+const OperatorSchema = z.strictObject({
+  id: z.string().min(1).max(256),
+  role: z.string().min(1).max(128),
+  apiKeySha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be the hex sha-256 of the API key'),
+});
+
+/** Parses `[{ id, role, apiKeySha256 }]`; a bad entry is CONFIG.INVALID naming the field (never a key). */
+export function parseExportOperators(json: string | undefined, variable: string = EXPORT_ENV.operators): ApiKeyPrincipal[] {
+  if (json === undefined || json.trim() === '') return [];
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw invalid(variable, 'must be a JSON array of operators');
+  }
+  const parsed = z.array(OperatorSchema).safeParse(raw);
+  if (!parsed.success) throw invalid(variable, `has an invalid operator field "${parsed.error.issues[0]?.path.map(String).join('.') ?? ''}"`);
+  return parsed.data.map((o) => ({ id: o.id, role: o.role, keyDigest: Buffer.from(o.apiKeySha256, 'hex') }));
+}
+
 /** Reads the export configuration; a bad value is CONFIG.INVALID naming the variable (never its value). */
 export function exportOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExportOptions {
   const name = env[EXPORT_ENV.name] ?? 'siem';
@@ -64,10 +94,13 @@ export function exportOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Expo
   }
   const kafka = env[EXPORT_ENV.kafka];
   if (kafka !== undefined && kafka !== 'true' && kafka !== 'false') throw invalid(EXPORT_ENV.kafka, 'must be true or false');
+  const operatorsFile = env[EXPORT_ENV.operatorsFile];
+  const operators = operatorsFile ? parseExportOperators(readOperatorsFile(operatorsFile), EXPORT_ENV.operatorsFile) : parseExportOperators(env[EXPORT_ENV.operators]);
   const fileFormats = (env[EXPORT_ENV.fileFormats] ?? 'ocsf,cef').split(',').map((f) => format(EXPORT_ENV.fileFormats, f.trim(), 'ocsf'));
   return {
     name,
     from,
+    operators,
     ...(fileDir ? { file: { directory: fileDir, formats: [...new Set(fileFormats)], maxBytes: positiveInt(EXPORT_ENV.fileMaxBytes, env[EXPORT_ENV.fileMaxBytes], 64 * 1024 * 1024) } } : {}),
     ...(httpUrl
       ? {
@@ -88,4 +121,12 @@ export function exportOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Expo
 /** True when at least one sink is configured. */
 export function hasSinks(options: ExportOptions): boolean {
   return options.file !== undefined || options.http !== undefined || options.kafka !== undefined;
+}
+
+function readOperatorsFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    throw invalid(EXPORT_ENV.operatorsFile, 'names a file that cannot be read');
+  }
 }

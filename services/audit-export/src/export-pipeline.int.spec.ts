@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type DecisionRecorded } from '@gatehouse/contracts';
 import { EventProducer } from '@gatehouse/kafka';
+import { apiKeyDigest } from '@gatehouse/service-runtime';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
 import { siemTopicName } from './sinks/kafka-sink.js';
@@ -14,6 +15,9 @@ import { decision } from './testing/decisions.js';
 import { testTelemetry } from './testing/telemetry.js';
 import { createTestDatabase, type TestDatabase } from './testing/test-database.js';
 import { METRIC } from './telemetry/export-telemetry.js';
+
+const operatorKey = `ek_${randomUUID()}`;
+const operator = { authorization: `Bearer ${operatorKey}` };
 
 let kafka: Kafka;
 let db: TestDatabase;
@@ -180,7 +184,7 @@ describe('export pipeline', () => {
       namespace,
       databaseUrl: db.url,
       schema: 'reexport_it',
-      export: { name: 'replay', from: { kind: 'earliest' }, file: { directory: dir, formats: ['ocsf', 'cef'], maxBytes: 1_000_000 } },
+      export: { name: 'replay', from: { kind: 'earliest' }, file: { directory: dir, formats: ['ocsf', 'cef'], maxBytes: 1_000_000 }, operators: [{ id: 'user:secops', role: 'siem-operator', keyDigest: apiKeyDigest(operatorKey) }] },
     });
     const producer = await EventProducer.connect(kafka, { namespace });
     try {
@@ -191,15 +195,22 @@ describe('export pipeline', () => {
       const files = (await readdir(dir)).sort();
       const first = new Map(await Promise.all(files.map(async (f) => [f, await readFile(path.join(dir, f), 'utf8')] as const)));
 
-      const answer = await app.post('/v1/exports/replay/restart', { from: 'earliest' });
+      // Moving the export takes an operator: a jump forward would keep records from the SIEM.
+      for (const headers of [{}, { authorization: 'Bearer not-an-operator-key-at-all' }] as Record<string, string>[]) {
+        const refused = await app.post('/v1/exports/replay/restart', { from: 'latest' }, headers);
+        expect(refused.status).toBe(401);
+        expect(refused.body).toMatchObject({ code: 'AUDIT.UNAUTHENTICATED' });
+      }
+      expect(pipeline?.status().exported).toBe(16);
+      const answer = await app.post('/v1/exports/replay/restart', { from: 'earliest' }, operator);
       expect(answer.status).toBe(200);
       await waitFor(() => ((pipeline?.status().exported ?? 0) >= 32 ? true : undefined), { what: 're-export' });
       for (const f of files) expect(await readFile(path.join(dir, f), 'utf8')).toBe(`${first.get(f)}${first.get(f)}`);
 
       // A time after every record: nothing more is exported.
-      expect((await app.post('/v1/exports/replay/restart', { from: new Date(Date.now() + 60_000).toISOString() })).status).toBe(200);
-      expect((await app.post('/v1/exports/replay/restart', { from: 'yesterday' })).status).toBe(400);
-      expect((await app.post('/v1/exports/nope/restart', { from: 'earliest' })).status).toBe(404);
+      expect((await app.post('/v1/exports/replay/restart', { from: new Date(Date.now() + 60_000).toISOString() }, operator)).status).toBe(200);
+      expect((await app.post('/v1/exports/replay/restart', { from: 'yesterday' }, operator)).status).toBe(400);
+      expect((await app.post('/v1/exports/nope/restart', { from: 'earliest' }, operator)).status).toBe(404);
     } finally {
       await producer.close();
       await app.close();
