@@ -2,7 +2,8 @@ import { type PoisonRecord } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportOptions, hasSinks } from './export-config.js';
-import { type ExportLog, ExportPipeline } from './export/export-pipeline.js';
+import { ExportLease } from './export/export-lease.js';
+import { type ExportLog, ExportPipeline, type ExportStatus } from './export/export-pipeline.js';
 import { DecisionsProjection } from './projection/decisions-projection.js';
 import { type AuditSink } from './sinks/audit-sink.js';
 import { RotatingFileSink } from './sinks/file-sink.js';
@@ -36,13 +37,17 @@ export async function createSinks(options: AuditRuntimeOptions): Promise<AuditSi
 /**
  * The service's background work: the decisions projection always; the export pipeline when a
  * sink is configured. Both start in the background and retry, so the HTTP API and /health
- * answer while the broker or topic is not there yet.
+ * answer while the broker or topic is not there yet. The export runs only while this replica
+ * holds its lease (`ExportLease`): replicas sharing the database and export name stand by.
  */
 export class AuditRuntime {
   readonly projection: DecisionsProjection;
   private pipeline: ExportPipeline | undefined;
   private starting: Promise<void> | undefined;
   private stopped = false;
+  private readonly halting = new AbortController();
+  private lease: ExportLease | undefined;
+  private standingBy = false;
   private readonly log: ExportLog;
 
   constructor(private readonly options: AuditRuntimeOptions) {
@@ -60,6 +65,13 @@ export class AuditRuntime {
     return this.pipeline;
   }
 
+  /** The export's status: running (or starting), standing by for another replica, or none. */
+  exportStatus(): ExportStatus | undefined {
+    if (this.pipeline) return this.pipeline.status();
+    if (!this.standingBy) return undefined;
+    return { name: this.options.export.name, phase: 'standby', paused: false, positions: {}, sinks: [], exported: 0, sinkFailures: 0, skipped: 0 };
+  }
+
   /** Resolves once the export runs (immediately when there is none). */
   async ready(): Promise<ExportPipeline | undefined> {
     await this.starting;
@@ -67,6 +79,20 @@ export class AuditRuntime {
   }
 
   private async startExport(): Promise<void> {
+    const name = this.options.export.name;
+    const lease = await ExportLease.acquire(this.options.dataSource, this.options.schema, name, {
+      retryMs: this.options.export.leaseRetryMs ?? 2_000,
+      signal: this.halting.signal,
+      onWaiting: () => {
+        this.standingBy = true;
+        this.log('info', 'another replica runs this export; standing by', { export: name });
+      },
+      onLost: () => void this.loseLease(),
+    });
+    if (!lease) return;
+    this.lease = lease;
+    this.standingBy = false;
+    if (this.stopped) return;
     for (let attempt = 1; !this.stopped; attempt += 1) {
       let sinks: AuditSink[] = [];
       try {
@@ -95,9 +121,24 @@ export class AuditRuntime {
     }
   }
 
+  // The lease's connection failed: the lock may be another replica's now, so this one stops
+  // exporting and queues for the lease again.
+  private async loseLease(): Promise<void> {
+    this.log('error', 'export lease lost; stopping the export', { export: this.options.export.name });
+    const pipeline = this.pipeline;
+    this.pipeline = undefined;
+    await pipeline?.stop().catch(() => undefined);
+    await this.lease?.release();
+    this.lease = undefined;
+    if (!this.stopped) this.starting = this.startExport();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    this.halting.abort();
     await this.pipeline?.stop();
+    await this.lease?.release();
+    this.lease = undefined;
     await this.projection.stop();
   }
 }

@@ -34,6 +34,8 @@ export interface ExportOptions {
    * what the SIEM would have received). None configured: every restart is refused.
    */
   readonly operators?: readonly ApiKeyPrincipal[];
+  /** How often a standby replica asks for the export's lease, ms (default 2,000; tests shorten it). */
+  readonly leaseRetryMs?: number;
   /** Back-off while a sink is down, ms (tests shorten it). */
   readonly retryBaseMs?: number;
   readonly retryMaxMs?: number;

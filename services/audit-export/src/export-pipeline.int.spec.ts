@@ -177,6 +177,38 @@ describe('export pipeline', () => {
     }
   });
 
+  it('runs one export per name across replicas: the second stands by, then takes over from the stored positions', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const [dirA, dirB] = [await tempDir(), await tempDir()];
+    const exportOf = (directory: string) => ({ name: 'siem-ha', from: { kind: 'earliest' as const }, file: { directory, formats: ['ocsf' as const], maxBytes: 1_000_000 }, leaseRetryMs: 200 });
+    const first = await startAuditApp({ namespace, databaseUrl: db.url, schema: 'lease_it', export: exportOf(dirA) });
+    let second: Awaited<ReturnType<typeof startAuditApp>> | undefined;
+    const producer = await EventProducer.connect(kafka, { namespace });
+    try {
+      await first.runtime.ready();
+      second = await startAuditApp({ namespace, databaseUrl: db.url, schema: 'lease_it', export: exportOf(dirB) });
+      const before = chainOf('run-ha', 1, 10);
+      await producer.publishMany('audit', before);
+      await waitFor(() => ((first.runtime.exportStatus()?.exported ?? 0) >= 10 ? true : undefined), { what: 'the first replica exporting' });
+      await waitFor(() => (second!.runtime.exportStatus()?.phase === 'standby' ? true : undefined), { what: 'the second replica standing by' });
+      expect((await second.get<{ phase: string }[]>('/v1/exports')).body).toMatchObject([{ name: 'siem-ha', phase: 'standby' }]);
+      expect(await readFeed(dirB, 'ocsf-')).toBe('');
+
+      await first.close(); // its session ends, and with it the lock
+      const after = chainOf('run-ha', 11, 20);
+      await producer.publishMany('audit', after);
+      await waitFor(() => ((second!.runtime.exportStatus()?.exported ?? 0) >= 10 ? true : undefined), { what: 'the second replica taking over' });
+      const uid = (line: string) => (JSON.parse(line) as { metadata: { uid: string } }).metadata.uid;
+      const exported = async (dir: string) => (await readFeed(dir, 'ocsf-')).split('\n').filter(Boolean).map(uid);
+      expect(await exported(dirA)).toEqual(before.map((e) => e.id));
+      expect(await exported(dirB)).toEqual(after.map((e) => e.id));
+    } finally {
+      await producer.close();
+      await second?.close();
+      await first.close().catch(() => undefined);
+    }
+  });
+
   it('re-exports a range byte-identically after a restart from earliest', async () => {
     const namespace = await provisionedNamespace(kafka);
     const dir = await tempDir();

@@ -34,7 +34,8 @@ export interface ExportPipelineOptions {
 
 export interface ExportStatus {
   readonly name: string;
-  readonly phase: 'starting' | 'running' | 'stopped';
+  /** `standby`: another replica holds this export's lease. */
+  readonly phase: 'starting' | 'running' | 'stopped' | 'standby';
   /** True while a sink is down and the export waits for it. */
   readonly paused: boolean;
   /** Per partition, the next offset not yet acknowledged by every sink. */

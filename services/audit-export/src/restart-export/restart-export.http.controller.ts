@@ -22,11 +22,11 @@ export class RestartExportController {
     @Inject(EXPORT_OPTIONS) private readonly options: ExportOptions,
   ) {}
 
-  /** 200 the export's status; an empty list when no sink is configured. */
+  /** 200 the export's status (`standby` while another replica runs it); an empty list when no sink is configured. */
   @Get()
   list(): ExportStatus[] {
-    const pipeline = this.runtime.exportPipeline();
-    return pipeline ? [pipeline.status()] : [];
+    const status = this.runtime.exportStatus();
+    return status ? [status] : [];
   }
 
   /**
