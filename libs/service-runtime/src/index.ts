@@ -13,5 +13,5 @@ export { createDeadLetterPublisher, type DeadLetterPublisher } from './dead-lett
 export { compareProjections, type ProjectionComparison, type ProjectionDifference, rebuildProjection, type RebuildOptions, type RebuildReport } from './projection/rebuild.js';
 export { replayCliMain, runReplayCli, type ReplayCliOptions } from './projection/replay-cli.js';
 export { nestFoldLog } from './fold-log.js';
-export { admits, allowed, type Allowed, apiKeyDigest, type ApiKeyPrincipal, bearerCredential, findByApiKey } from './api-keys.js';
+export { admits, allowed, type Allowed, apiKeyDigest, type ApiKeyPrincipal, ApiKeySha256, bearerCredential, findByApiKey, parsePrincipalList, principalListText } from './api-keys.js';
 export { type FieldProblem, parseRequestWith } from './parse-request.js';

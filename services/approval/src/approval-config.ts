@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { assertSelfTrusted, GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
-import { type Allowed, allowed, type ApiKeyPrincipal } from '@gatehouse/service-runtime';
+import { type Allowed, allowed, type ApiKeyPrincipal, ApiKeySha256, parsePrincipalList, principalListText } from '@gatehouse/service-runtime';
 import { z } from 'zod';
 
 export { admits, allowed, type Allowed } from '@gatehouse/service-runtime';
@@ -48,7 +48,7 @@ const Scope = z.union([z.literal('*'), z.array(z.string().min(1).max(256)).min(1
 const ReviewerSchema = z.strictObject({
   id: z.string().min(1).max(256),
   role: z.string().min(1).max(128),
-  apiKeySha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be the hex sha-256 of the API key'),
+  apiKeySha256: ApiKeySha256,
   tenants: Scope,
   connectors: Scope,
 });
@@ -59,20 +59,9 @@ function invalid(variable: string, expectation: string): GatehouseError {
 
 /** Parses the reviewer list; a bad entry is a typed error naming the variable and the field (never a key). */
 export function parseReviewers(json: string | undefined, variable: string = APPROVAL_ENV.reviewers): ApiKeyReviewer[] {
-  if (json === undefined || json.trim() === '') return [];
-  let raw: unknown;
-  try {
-    raw = JSON.parse(json);
-  } catch {
-    throw invalid(variable, 'must be a JSON array of reviewers');
-  }
-  const parsed = z.array(ReviewerSchema).safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw invalid(variable, `has an invalid reviewer field "${issue?.path.map(String).join('.') ?? ''}": ${issue?.message ?? 'invalid'}`);
-  }
+  const reviewers = parsePrincipalList(json, variable, 'reviewer', ReviewerSchema);
   const ids = new Set<string>();
-  return parsed.data.map((r) => {
+  return reviewers.map((r) => {
     if (ids.has(r.id)) throw invalid(variable, `lists reviewer "${r.id}" twice`);
     ids.add(r.id);
     return { id: r.id, role: r.role, tenants: allowed(r.tenants), connectors: allowed(r.connectors), keyDigest: Buffer.from(r.apiKeySha256, 'hex') };
@@ -89,8 +78,8 @@ function positiveInt(env: NodeJS.ProcessEnv, variable: string, fallback: number)
 
 /** Reads the service's own settings; no reviewer configured means every request is refused (401). */
 export function approvalOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ApprovalOptions {
-  const file = env[APPROVAL_ENV.reviewersFile];
-  const reviewers = file ? parseReviewers(readFileSync(file, 'utf8'), APPROVAL_ENV.reviewersFile) : parseReviewers(env[APPROVAL_ENV.reviewers]);
+  const list = principalListText(env, APPROVAL_ENV.reviewers, APPROVAL_ENV.reviewersFile);
+  const reviewers = parseReviewers(list.text, list.from);
   const secretFile = env[APPROVAL_ENV.jwtSecretFile];
   let jwt: ApprovalOptions['jwt'];
   if (secretFile) {

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { GatehouseError } from '@gatehouse/contracts';
-import { type ApiKeyPrincipal } from '@gatehouse/service-runtime';
+import { type ApiKeyPrincipal, ApiKeySha256, parsePrincipalList, principalListText } from '@gatehouse/service-runtime';
 import { z } from 'zod';
 import { type FeedFormat, FEED_FORMATS } from './feeds/export-line.js';
 import { parseStartPosition, type StartPosition } from './export/start-position.js';
@@ -57,24 +56,11 @@ function positiveInt(variable: string, raw: string | undefined, fallback: number
   return value;
 }
 
-const OperatorSchema = z.strictObject({
-  id: z.string().min(1).max(256),
-  role: z.string().min(1).max(128),
-  apiKeySha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be the hex sha-256 of the API key'),
-});
+const OperatorSchema = z.strictObject({ id: z.string().min(1).max(256), role: z.string().min(1).max(128), apiKeySha256: ApiKeySha256 });
 
 /** Parses `[{ id, role, apiKeySha256 }]`; a bad entry is CONFIG.INVALID naming the field (never a key). */
 export function parseExportOperators(json: string | undefined, variable: string = EXPORT_ENV.operators): ApiKeyPrincipal[] {
-  if (json === undefined || json.trim() === '') return [];
-  let raw: unknown;
-  try {
-    raw = JSON.parse(json);
-  } catch {
-    throw invalid(variable, 'must be a JSON array of operators');
-  }
-  const parsed = z.array(OperatorSchema).safeParse(raw);
-  if (!parsed.success) throw invalid(variable, `has an invalid operator field "${parsed.error.issues[0]?.path.map(String).join('.') ?? ''}"`);
-  return parsed.data.map((o) => ({ id: o.id, role: o.role, keyDigest: Buffer.from(o.apiKeySha256, 'hex') }));
+  return parsePrincipalList(json, variable, 'operator', OperatorSchema).map((o) => ({ id: o.id, role: o.role, keyDigest: Buffer.from(o.apiKeySha256, 'hex') }));
 }
 
 /** Reads the export configuration; a bad value is CONFIG.INVALID naming the variable (never its value). */
@@ -96,8 +82,8 @@ export function exportOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Expo
   }
   const kafka = env[EXPORT_ENV.kafka];
   if (kafka !== undefined && kafka !== 'true' && kafka !== 'false') throw invalid(EXPORT_ENV.kafka, 'must be true or false');
-  const operatorsFile = env[EXPORT_ENV.operatorsFile];
-  const operators = operatorsFile ? parseExportOperators(readOperatorsFile(operatorsFile), EXPORT_ENV.operatorsFile) : parseExportOperators(env[EXPORT_ENV.operators]);
+  const operatorList = principalListText(env, EXPORT_ENV.operators, EXPORT_ENV.operatorsFile);
+  const operators = parseExportOperators(operatorList.text, operatorList.from);
   const fileFormats = (env[EXPORT_ENV.fileFormats] ?? 'ocsf,cef').split(',').map((f) => format(EXPORT_ENV.fileFormats, f.trim(), 'ocsf'));
   return {
     name,
@@ -125,10 +111,3 @@ export function hasSinks(options: ExportOptions): boolean {
   return options.file !== undefined || options.http !== undefined || options.kafka !== undefined;
 }
 
-function readOperatorsFile(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    throw invalid(EXPORT_ENV.operatorsFile, 'names a file that cannot be read');
-  }
-}
