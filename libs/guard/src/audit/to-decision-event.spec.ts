@@ -112,6 +112,13 @@ describe('toDecisionEvent', () => {
     expect(roundTrip(event({ resource: 'connector:' })).payload.toolId).toBeUndefined();
   });
 
+  it('names the policy bundle version a gatekeeper decision was made under as its policy reference', () => {
+    const gated = roundTrip(event({ boundary: 'guardrail', resource: 'tool:payments.refund', decision: 'allowed', code: 'GUARDRAIL.ALLOWED', detections: ['gatekeeper.allow', 'gatekeeper.bundle:refunds@12', 'gatekeeper.policy:limit'] }));
+    expect(gated.payload.policy).toEqual({ bundleId: 'refunds', revision: 12 });
+    expect(roundTrip(event({ detections: ['gatekeeper.bundle:local@-'] })).payload.policy).toBeUndefined();
+    expect(roundTrip(event({ detections: ['pii.email'] })).payload.policy).toBeUndefined();
+  });
+
   it('is pure: mapping the same event twice yields the same event', () => {
     expect(toDecisionEvent(event(), OPTIONS)).toEqual(toDecisionEvent(event(), OPTIONS));
   });

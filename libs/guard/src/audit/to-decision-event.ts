@@ -58,6 +58,23 @@ function toolIdOf(event: AuditEvent): string | undefined {
   return TOOL_RESOURCE.exec(event.resource)?.[1];
 }
 
+// `gatekeeper.bundle:<policySetId>@<revision>`, the detection a gatekeeper decision carries.
+const BUNDLE_DETECTION = /^gatekeeper\.bundle:(.+)@(\d+)$/;
+
+/**
+ * The policy bundle a gatekeeper decision was made under, from its detections, as the contract's
+ * `policy` reference (the field a SIEM reads a decision's policy version from). None for a
+ * bundle without a revision (a local file) and for every other decision.
+ */
+function bundleRefOf(event: AuditEvent): { bundleId: string; revision: number } | undefined {
+  for (const detection of event.detections ?? []) {
+    const match = BUNDLE_DETECTION.exec(detection);
+    const revision = Number(match?.[2]);
+    if (match && Number.isSafeInteger(revision)) return { bundleId: match[1]!, revision };
+  }
+  return undefined;
+}
+
 function durationMsOf(event: AuditEvent): number | undefined {
   const seconds = event.detail?.['durationSeconds'];
   return typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
@@ -98,6 +115,7 @@ export function toDecisionEvent(event: AuditEvent, options: ToDecisionEventOptio
       ...(context.threadId === undefined ? {} : { threadId: context.threadId }),
       ...(context.entryPath === undefined ? {} : { entryPath: context.entryPath }),
       ...(event.detections === undefined ? {} : { detections: [...event.detections] }),
+      ...(bundleRefOf(event) === undefined ? {} : { policy: bundleRefOf(event) }),
       ...(durationMs === undefined ? {} : { durationMs }),
       attributes: attributesOf(event),
     },
