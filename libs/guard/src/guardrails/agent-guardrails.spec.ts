@@ -342,4 +342,45 @@ describe('guardrails in the agent loop: egress', () => {
     expect(seen).toEqual([{ method: 'POST', host: 'api.example.com', path: '/v1/notify', body: { to: 'ops' } }]);
     expect(model.prompts[1]).toContain('n-1');
   });
+
+  it('asks the guardrail again before following each redirect, and refuses a hop it denies before it is sent', async () => {
+    const seen: unknown[] = [];
+    const egress: Guardrail = {
+      name: 'egress-policy',
+      placements: ['egress'],
+      check: ({ value }) => {
+        seen.push(value);
+        const host = (value as { host: string }).host;
+        return host === '127.0.0.2' ? { action: 'deny', outcome: 'complete', detections: ['egress.files'] } : { action: 'allow', outcome: 'complete', detections: [] };
+      },
+    };
+    const sent: string[] = [];
+    const exportData = createConnector<{ id: string }, unknown>({
+      id: 'export',
+      description: 'Export',
+      inputSchema: z.object({ id: z.string() }),
+      // Both hosts are declared (loopback literals, allowed explicitly): only the guardrail can stop the second hop.
+      permissions: { sideEffect: 'read', egress: ['127.0.0.1', '127.0.0.2'] },
+      policies: {
+        networkEgress: { allowedDomains: ['127.0.0.1', '127.0.0.2'], allowPrivateAddresses: ['127.0.0.1', '127.0.0.2'] },
+        fetch: async (input) => {
+          const url = String(input instanceof Request ? input.url : input);
+          sent.push(url);
+          return url.startsWith('http://127.0.0.1/') ? new Response(null, { status: 307, headers: { location: 'http://127.0.0.2/dump/7' } }) : new Response('{}');
+        },
+      },
+      execute: async (_i, _ctx, runtime) => runtime.fetch('http://127.0.0.1/v1/export', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: '7' }) }),
+    });
+    const { agent, audit, model } = agentWith([{ toolCall: { toolName: 'export', toolCallId: 'e-1', args: { id: '7' } } }, { text: 'done' }], [egress], { tools: { export: exportData } });
+    await agent.generate('go', { requestContext: context() });
+    expect(seen).toEqual([
+      { method: 'POST', host: '127.0.0.1', path: '/v1/export', body: { id: '7' } },
+      // A 307 sends the same method and body to the next host: the guardrail sees both.
+      { method: 'POST', host: '127.0.0.2', path: '/dump/7', body: { id: '7' } },
+    ]);
+    expect(sent).toEqual(['http://127.0.0.1/v1/export']);
+    // One decision per hop on the record; the model reads the refusal as the tool's result.
+    expect(audit.events().filter((e) => e.boundary === 'guardrail').map((e) => `${e.code}:${String(e.detail?.['host'])}`)).toEqual(['GUARDRAIL.ALLOWED:127.0.0.1', 'GUARDRAIL.DENIED:127.0.0.2']);
+    expect(model.prompts[1]).toContain('egress refused by a guardrail');
+  });
 });

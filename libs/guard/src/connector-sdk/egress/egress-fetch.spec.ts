@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo } from 'node:net';
-import { createConnectLookup, EgressDeniedError, type EgressFetchOptions, egressFetch, type EgressResolvedAddress, PinnedAddresses } from './egress-fetch.js';
+import { createConnectLookup, EgressDeniedError, type EgressFetchOptions, egressFetch, type EgressResolvedAddress, PinnedAddresses, type RedirectHopView, withRedirectCheck } from './egress-fetch.js';
 
 // Real node:http servers on distinct loopback addresses stand in for distinct hosts.
 interface Recorded {
@@ -235,6 +235,35 @@ describe('egressFetch: declared hosts', () => {
     const deadline = Date.now() + 5_000;
     while (!closed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(closed).toBe(true);
+  });
+});
+
+describe('egressFetch: a redirect check', () => {
+  it('is asked before each redirect hop (never the first), after the host checks, and a refusal stops the chain before that hop is sent', async () => {
+    a.routes.set('/1', redirect(301, `${b.origin}/2?token=${SECRET}`));
+    b.routes.set('/2', redirect(307, `${c.origin}/3`));
+    const asked: RedirectHopView[] = [];
+    const hops: unknown[] = [];
+    const denied = await expectDenied(
+      guarded({ onHop: (hop) => hops.push(hop) })(`${a.origin}/1`, withRedirectCheck(undefined, async (hop) => (asked.push(hop), hop.host !== '127.0.0.3'))),
+      'CONNECTOR.EGRESS_GUARDRAIL_DENIED',
+    );
+    expect(asked).toEqual([
+      { method: 'GET', host: '127.0.0.2', path: '/2', hop: 1 },
+      { method: 'GET', host: '127.0.0.3', path: '/3', hop: 2 },
+    ]);
+    expect(denied.details).toMatchObject({ host: '127.0.0.3', hop: 2 });
+    expect([a.requests.length, b.requests.length, c.requests.length]).toEqual([1, 1, 0]);
+    expect(hops).toEqual([{ host: '127.0.0.1', status: 301 }, { host: '127.0.0.2', status: 307 }, { host: '127.0.0.3' }]);
+    expect(JSON.stringify(asked)).not.toContain(SECRET);
+  });
+
+  it('refuses when the check throws, and is not consulted for another request with the same options', async () => {
+    a.routes.set('/1', redirect(302, `${b.origin}/2`));
+    await expectDenied(guarded()(`${a.origin}/1`, withRedirectCheck({ method: 'GET' }, () => Promise.reject(new Error('down')))), 'CONNECTOR.EGRESS_GUARDRAIL_DENIED');
+    expect(b.requests).toHaveLength(0);
+    const response = await guarded()(`${a.origin}/1`, { method: 'GET' });
+    expect(await response.text()).toBe('ok from 127.0.0.2');
   });
 });
 

@@ -116,6 +116,32 @@ interface HopRequest {
  * checked against `allowedHosts` and its addresses against the address policy, redirects followed
  * here (never by the transport) with fetch-standard method rewriting and credential stripping.
  */
+/** One redirect hop about to be followed, as a redirect check sees it (never headers or query). */
+export interface RedirectHopView {
+  readonly method: string;
+  readonly host: string;
+  readonly path: string;
+  /** 1 for the first redirect. */
+  readonly hop: number;
+}
+
+/** Decides whether a redirect hop may be followed; anything but `true` (a throw included) refuses it. */
+export type RedirectCheck = (hop: RedirectHopView) => Promise<boolean>;
+
+// Per request: the init object a caller handed in, so nothing reaches the transport.
+const redirectChecks = new WeakMap<object, RedirectCheck>();
+
+/**
+ * A copy of `init` whose redirects a guarded fetch checks with `check` before following each one
+ * (after the declared-host and address checks). The first hop is the caller's to check: the
+ * egress guardrails' hook does that, then asks this for every hop a redirect leads to.
+ */
+export function withRedirectCheck(init: EgressRequestInit | undefined, check: RedirectCheck): EgressRequestInit {
+  const copy: EgressRequestInit = { ...(init ?? {}) };
+  redirectChecks.set(copy, check);
+  return copy;
+}
+
 export function egressFetch(options: EgressFetchOptions): EgressGuardedFetch {
   const { policy, transport, maxRedirects, onHop } = resolveOptions(options);
   const pins = new PinnedAddresses(MAX_PINNED_HOSTS);
@@ -146,6 +172,7 @@ export function egressFetch(options: EgressFetchOptions): EgressGuardedFetch {
         throw error;
       }
       if (isIP(host) === 0) pins.set(host, addresses);
+      if (redirects > 0) await checkRedirect(init, { method: request.method, host, path: url.pathname, hop: redirects }, policy.connectorId, onHop);
 
       const hopInit: RequestInit = { ...passThrough, method: request.method, headers: new Headers(request.headers), redirect: 'manual' };
       if (request.body !== null) hopInit.body = request.body;
@@ -191,6 +218,21 @@ export function egressFetch(options: EgressFetchOptions): EgressGuardedFetch {
       url = next;
     }
   };
+}
+
+// Asks the request's redirect check, if it has one, before a redirect hop is sent.
+async function checkRedirect(init: EgressRequestInit | undefined, hop: RedirectHopView, connectorId: string, onHop: ((hop: EgressHop) => void) | undefined): Promise<void> {
+  const check = init === undefined ? undefined : redirectChecks.get(init);
+  if (check === undefined) return;
+  let allowed = false;
+  try {
+    allowed = (await check(hop)) === true;
+  } catch {
+    allowed = false;
+  }
+  if (allowed) return;
+  observeRefusal(onHop, hop.host);
+  throw new EgressDeniedError('CONNECTOR.EGRESS_GUARDRAIL_DENIED', connectorId, { host: hop.host, hop: hop.hop });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type JsonValue } from '@gatehouse/contracts';
-import { EgressDeniedError, type EgressGuardedFetch, type EgressRequestInit } from './egress-fetch.js';
+import { EgressDeniedError, type EgressGuardedFetch, type EgressRequestInit, withRedirectCheck } from './egress-fetch.js';
 import { normalizeHost } from './hosts.js';
 
 /** What an egress hook sees of an outbound request: never headers, and the body only when it is JSON. */
@@ -39,7 +39,9 @@ function jsonBody(init: EgressRequestInit | undefined): JsonValue | undefined {
 
 /**
  * The connector's guarded fetch with a hook in front: the hook sees method, host and path (and a JSON
- * body) of the request and may refuse it before anything is sent. A hook that fails refuses too.
+ * body) of the request and may refuse it before anything is sent, and again for every redirect
+ * hop before it is followed (the body only while the hop still sends it: same method). A hook
+ * that fails refuses too.
  */
 export function hookedEgressFetch(fetch: EgressGuardedFetch, hook: EgressHook, connectorId: string): EgressGuardedFetch {
   return async (input, init) => {
@@ -59,6 +61,12 @@ export function hookedEgressFetch(fetch: EgressGuardedFetch, hook: EgressHook, c
       answer = undefined;
     }
     if (answer?.allowed !== true) throw new EgressDeniedError('CONNECTOR.EGRESS_GUARDRAIL_DENIED', connectorId, { host, ...(answer && !answer.allowed ? { guardrailCode: answer.code } : {}) });
-    return fetch(input, init);
+    return fetch(
+      input,
+      withRedirectCheck(init, async (hop) => {
+        const resent = hop.method === view.method && body !== undefined && view.method !== 'GET' && view.method !== 'HEAD';
+        return (await hook({ method: hop.method, host: hop.host, path: hop.path, ...(resent ? { body } : {}) })).allowed === true;
+      }),
+    );
   };
 }
