@@ -51,32 +51,22 @@ const EFFECT_OF_CODE: Readonly<Record<string, GatekeeperEffect>> = {
   'POLICY.REWRITE': 'rewrite',
 };
 const EFFECTS: readonly GatekeeperEffect[] = ['allow', 'deny', 'require-approval', 'rewrite'];
-const BUNDLE_DETECTION = /^gatekeeper\.bundle:(.+@.+)$/;
 
 /**
- * The gatekeeper decision an audit event records, if it is one: the policy service's decisions
- * (boundary `policy`) and the guard's gatekeeper guardrail at `tool-args` (boundary `guardrail`,
- * named by its `gatekeeper.<effect>` and `gatekeeper.bundle:` detections).
+ * The gatekeeper decision an audit event records, if it is one: a decision about a tool that
+ * names the bundle it was made under (the contract's `policy` reference): the policy service's
+ * (boundary `policy`, its effect in the code) and the guard's gatekeeper guardrail's at
+ * `tool-args` (boundary `guardrail`, its effect in the `gatekeeper.<effect>` detection).
  */
 export function recordedGatekeeperDecision(event: unknown): RecordedDecision | undefined {
   const parsed = DecisionRecordedV1.safeParse(event);
   if (!parsed.success) return undefined;
   const e: TopicEvent<'audit'> = parsed.data;
   const p = e.payload;
-  if (p.toolId === undefined) return undefined;
-  let effect: GatekeeperEffect | undefined;
-  let bundle: string | undefined;
-  if (p.boundary === 'policy' && p.policy !== undefined) {
-    effect = EFFECT_OF_CODE[p.code];
-    bundle = `${p.policy.bundleId}@${p.policy.revision}`;
-  } else if (p.boundary === 'guardrail') {
-    for (const detection of p.detections ?? []) {
-      const named = EFFECTS.find((candidate) => detection === `gatekeeper.${candidate}`);
-      if (named !== undefined) effect ??= named;
-      bundle ??= BUNDLE_DETECTION.exec(detection)?.[1];
-    }
-  }
-  if (effect === undefined || bundle === undefined) return undefined;
+  if (p.toolId === undefined || p.policy === undefined) return undefined;
+  const effect =
+    p.boundary === 'policy' ? EFFECT_OF_CODE[p.code] : p.boundary === 'guardrail' ? EFFECTS.find((candidate) => p.detections?.includes(`gatekeeper.${candidate}`)) : undefined;
+  if (effect === undefined) return undefined;
   return {
     decisionId: p.decisionId,
     time: e.time,
@@ -85,7 +75,7 @@ export function recordedGatekeeperDecision(event: unknown): RecordedDecision | u
     ...(p.actor === undefined ? {} : { actor: { id: p.actor.id, role: p.actor.role } }),
     toolId: p.toolId,
     effect,
-    bundle,
+    bundle: `${p.policy.bundleId}@${p.policy.revision}`,
   };
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GatehouseError, type JsonValue, topicName } from '@gatehouse/contracts';
 import { createGatekeeper, type GatekeeperContext, parseGatekeeperBundle } from '@gatehouse/guard/gatekeeper';
-import { createKafkaClient, kafkaConfigFromEnv, replayTopic } from '@gatehouse/kafka';
+import { createKafkaClient, kafkaConfigFromEnv, offsetsAtTime, replayTopic } from '@gatehouse/kafka';
 import { describeWhatIf, type RecordedDecision, recordedGatekeeperDecision, whatIf } from './policy-what-if.js';
 
 // `gatehouse policy validate|simulate|explain`: on local files, or against the policy service
@@ -125,10 +125,7 @@ async function readRecordedDecisions(from: Date, namespace: string | undefined):
   await admin.connect();
   let fromOffsets: Record<number, string>;
   try {
-    const ends = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, o.high]));
-    const found = await admin.fetchTopicOffsetsByTimestamp(topic, from.getTime());
-    // A partition with nothing appended since: start at its end.
-    fromOffsets = Object.fromEntries(found.map((o) => [o.partition, BigInt(o.offset) < 0n ? (ends.get(o.partition) ?? '0') : o.offset]));
+    fromOffsets = await offsetsAtTime(admin, topic, from);
   } finally {
     await admin.disconnect();
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GatehouseError, type TopicId, topicName } from '@gatehouse/contracts';
-import { type Kafka } from 'kafkajs';
+import { type Admin, type Kafka } from 'kafkajs';
 import { decodeRecord } from './decode-record.js';
 import { type DecodedRecord, type PoisonRecord } from './records.js';
 
@@ -16,6 +16,17 @@ export interface ReplayOptions<T extends TopicId> {
   readonly signal?: AbortSignal;
   /** Topic namespace (see `topicName`). */
   readonly namespace?: string;
+}
+
+/**
+ * Per partition, the offset of the first record appended at or after `time` (the broker's time
+ * index): where a read "from a time" starts. A partition with nothing appended since starts at
+ * its end. Feed the result to `replayTopic`'s `fromOffsets` or a tail's positions.
+ */
+export async function offsetsAtTime(admin: Admin, topic: string, time: Date): Promise<Record<number, string>> {
+  const ends = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, o.high]));
+  const found = await admin.fetchTopicOffsetsByTimestamp(topic, time.getTime());
+  return Object.fromEntries(found.map((o) => [o.partition, BigInt(o.offset) < 0n ? (ends.get(o.partition) ?? '0') : o.offset]));
 }
 
 /** Retries kafkajs errors the client marks retriable (a leader not yet elected after topic creation). */

@@ -1,4 +1,5 @@
 import { GatehouseError } from '@gatehouse/contracts';
+import { offsetsAtTime } from '@gatehouse/kafka';
 import { type Admin } from 'kafkajs';
 import { z } from 'zod';
 
@@ -26,18 +27,14 @@ export function parseStartPosition(raw: unknown): StartPosition | undefined {
 /** Per partition, the next offset to read for `position` on `topic`. */
 export async function resolveStartPosition(admin: Admin, topic: string, position: StartPosition): Promise<Record<number, string>> {
   try {
-    const ends = await admin.fetchTopicOffsets(topic);
     switch (position.kind) {
       case 'earliest':
-        return Object.fromEntries(ends.map((o) => [o.partition, o.low]));
+        return Object.fromEntries((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, o.low]));
       case 'latest':
-        return Object.fromEntries(ends.map((o) => [o.partition, o.high]));
-      case 'time': {
+        return Object.fromEntries((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, o.high]));
+      case 'time':
         // The first record appended at or after the time; none yet: the end.
-        const found = await admin.fetchTopicOffsetsByTimestamp(topic, position.at.getTime());
-        const high = new Map(ends.map((o) => [o.partition, o.high]));
-        return Object.fromEntries(found.map((o) => [o.partition, BigInt(o.offset) < 0n ? (high.get(o.partition) ?? '0') : o.offset]));
-      }
+        return await offsetsAtTime(admin, topic, position.at);
       case 'offsets':
         return { ...position.offsets };
       default: {
