@@ -51,17 +51,23 @@ describe('holdAnswer', () => {
     expect(await held.ended).toEqual({ kind: 'finished', text: 'TWO ONE THREE!' });
   });
 
-  it('judges a block still open when a tool call, the step end or the stream end comes, and closes it', async () => {
-    const held = holdAnswer(streamOf([start('a'), delta('a', 'checking'), c('tool-call', { toolCallId: 't1' }), start('b'), delta('b', 'done'), c('step-finish', { output: { text: 'checkingdone', usage: { total: 1 } }, messageId: 'm' })]), {
-      judge: upper,
-      stop: () => undefined,
-      processorId: 'p',
-    });
+  it('judges a block whose end a processor replaced once restoreTextEnds closes it (at a tool call, the step end, the stream end)', async () => {
+    const source = streamOf([start('a'), delta('a', 'checking'), c('tool-call', { toolCallId: 't1' }), start('b'), delta('b', 'done'), c('step-finish', { output: { text: 'checkingdone', usage: { total: 1 } }, messageId: 'm' }), start('c'), delta('c', 'tail')]);
+    const held = holdAnswer(restoreTextEnds(source), { judge: upper, stop: () => undefined, processorId: 'p' });
     const { chunks } = await read(held.stream);
-    expect(chunks.map((x) => x.type)).toEqual(['text-start', 'text-delta', 'text-end', 'tool-call', 'text-start', 'text-delta', 'text-end', 'step-finish']);
+    expect(chunks.map((x) => x.type)).toEqual(['text-start', 'text-delta', 'text-end', 'tool-call', 'text-start', 'text-delta', 'text-end', 'step-finish', 'text-start', 'text-delta', 'text-end']);
     // step-finish keeps usage and ids, not the text it repeats.
-    expect(chunks.at(-1)?.payload).toEqual({ messageId: 'm', output: { usage: { total: 1 } } });
-    expect(await held.ended).toEqual({ kind: 'finished', text: 'CHECKINGDONE' });
+    expect(chunks[7]?.payload).toEqual({ messageId: 'm', output: { usage: { total: 1 } } });
+    expect(await held.ended).toEqual({ kind: 'finished', text: 'CHECKINGDONETAIL' });
+  });
+
+  it('never shows a block that has no end of its own', async () => {
+    const judge = jest.fn(upper);
+    const held = holdAnswer(streamOf([start('a'), delta('a', 'jane@example.com')]), { judge, stop: () => undefined, processorId: 'p' });
+    const { chunks } = await read(held.stream);
+    expect(chunks.map((x) => x.type)).toEqual(['text-start']);
+    expect(judge).not.toHaveBeenCalled();
+    expect(await held.ended).toEqual({ kind: 'finished', text: '' });
   });
 
   it('drops what is held when the run stops (error, abort, tripwire): never judged, never shown', async () => {
@@ -126,6 +132,13 @@ describe('restoreTextEnds', () => {
     expect(chunks.map((x) => `${x.type}${x.type.startsWith('text') ? `:${String(x.payload?.['id'])}` : ''}`)).toEqual([
       'text-start:a', 'text-delta:a', 'reasoning-delta', 'text-delta:a', 'text-end:a', 'step-finish', 'text-start:b', 'text-delta:b', 'text-end:b',
     ]);
+  });
+
+  it('does not close a block the run cut short (error, abort, tripwire)', async () => {
+    for (const stop of ['error', 'abort', 'tripwire']) {
+      const { chunks } = await read(restoreTextEnds(streamOf([start('a'), delta('a', 'x'), c(stop, {}), c('finish', {})])));
+      expect(chunks.map((x) => x.type)).toEqual(['text-start', 'text-delta', stop, 'finish']);
+    }
   });
 
   it('leaves a stream whose blocks end on their own untouched', async () => {

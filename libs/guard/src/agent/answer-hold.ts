@@ -39,8 +39,14 @@ const KEPT_PAYLOAD = ['id', 'messageId', 'stepResult', 'totalUsage', 'processorR
 const MODEL_FIELDS = ['id', 'timestamp', 'modelId', 'modelVersion', 'modelProvider', 'modelMetadata'] as const;
 const KEPT_NESTED: Readonly<Record<string, readonly string[]>> = { output: ['usage', 'toolCalls'], metadata: MODEL_FIELDS, response: MODEL_FIELDS };
 const FAULT_REASON = 'Guardrail evaluation failed';
+// Chunks after which the run produces nothing more: a block still open was cut short.
+const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 
-/** Holds each text block of `source` until a judge has passed it. */
+/**
+ * Holds each text block of `source` until a judge has passed it. A block ends at its `text-end`:
+ * give it a stream whose blocks all have one (`restoreTextEnds`), since a block without one is
+ * never judged and never shown.
+ */
 export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswerOptions): HeldAnswer {
   const held = new Map<string, string[]>();
   let released = '';
@@ -66,20 +72,6 @@ export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswe
     return { out: [{ type: 'text-delta', runId: end.runId, from: end.from, payload: { id, text: outcome.text } } as ChunkType, end] };
   };
 
-  // Blocks still open when their step moves on. The content policies' hold-back releases a
-  // block's tail in place of its `text-end` (a processor returns one chunk per chunk), so a block
-  // may end without one: it ends at the next chunk that is not text, and gets its `text-end` here.
-  const releaseOpen = async (next: ChunkType): Promise<Step> => {
-    const out: ChunkType[] = [];
-    for (const id of [...held.keys()]) {
-      const end = { type: 'text-end', runId: next.runId, from: next.from, payload: { id } } as ChunkType;
-      const step = await release(id, end);
-      if (step.stop) return step;
-      out.push(...step.out);
-    }
-    return { out };
-  };
-
   // What one source chunk becomes: the chunks to release, and the end when it stops the stream.
   const step = async (chunk: ChunkType): Promise<Step> => {
     const id = String(payloadOf(chunk)?.['id'] ?? '');
@@ -100,26 +92,16 @@ export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswe
         return release(id, chunk);
       case 'raw':
         return { out: [] };
-      case 'error':
-      case 'abort':
-      case 'tripwire':
-        // The run stopped: what is held was never judged and is never shown.
-        held.clear();
-        return { out: [chunk] };
       case 'step-finish':
-      case 'finish': {
-        const open = await releaseOpen(chunk);
-        return open.stop ? open : { out: [...open.out, withoutAnswer(chunk)] };
-      }
-      default: {
-        if (held.size === 0 || chunk.type.startsWith('reasoning') || chunk.type === 'response-metadata') return { out: [chunk] };
-        const open = await releaseOpen(chunk);
-        return open.stop ? open : { out: [...open.out, chunk] };
-      }
+      case 'finish':
+        return { out: [withoutAnswer(chunk)] };
+      default:
+        // The run stopped: what is held was never judged and is never shown.
+        if (RUN_STOPS.has(chunk.type)) held.clear();
+        return { out: [chunk] };
     }
   };
 
-  let lastSeen: ChunkType | undefined;
   const stream = new ReadableStream<ChunkType>({
     async pull(controller) {
       for (;;) {
@@ -133,30 +115,30 @@ export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswe
           controller.error(error);
           return;
         }
-        if (!next.done) lastSeen = next.value;
-        // At the end, blocks still open are judged like any other (see releaseOpen).
-        const { out, stop } = next.done ? (lastSeen === undefined ? { out: [] } : await releaseOpen(lastSeen)) : await step(next.value);
+        if (next.done) {
+          // A block still held had no `text-end`: never judged, so never shown.
+          held.clear();
+          settle({ kind: 'finished', text: released });
+          controller.close();
+          return;
+        }
+        const { out, stop } = await step(next.value);
         if (stop) {
           held.clear();
           options.stop();
           const code = stop.kind === 'halted' ? 'GUARDRAIL.HALTED' : stop.code;
           controller.enqueue({
             type: 'tripwire',
-            runId: lastSeen?.runId,
-            from: lastSeen?.from,
+            runId: next.value.runId,
+            from: next.value.from,
             payload: { reason: stop.reason, processorId: options.processorId, metadata: { code, guardrail: stop.by } },
           } as ChunkType);
           settle(stop);
           controller.close();
-          if (!next.done) void reader.cancel().catch(() => undefined);
+          void reader.cancel().catch(() => undefined);
           return;
         }
         for (const chunk of out) controller.enqueue(chunk);
-        if (next.done) {
-          settle({ kind: 'finished', text: released });
-          controller.close();
-          return;
-        }
         if (out.length > 0) return;
       }
     },
@@ -198,7 +180,8 @@ function payloadOf(chunk: ChunkType): Record<string, unknown> | undefined {
  * The stream with every text block closed by its `text-end`. The content policies' hold-back
  * releases a block's held tail in place of its `text-end` (a Mastra processor returns one chunk
  * per chunk); a consumer that waits for the end of a block gets it back here, before the next
- * chunk that is not text (or the end of the stream). Nothing is held: chunks pass as they come.
+ * chunk that is not text (or the end of the stream), unless the run stopped (an `error`,
+ * `abort` or `tripwire` chunk) first. Nothing is held: chunks pass as they come.
  */
 export function restoreTextEnds(source: ReadableStream<ChunkType>): ReadableStream<ChunkType> {
   const open = new Map<string, ChunkType>();
@@ -214,6 +197,8 @@ export function restoreTextEnds(source: ReadableStream<ChunkType>): ReadableStre
         const id = String(payloadOf(chunk)?.['id'] ?? '');
         if (chunk.type === 'text-start' || chunk.type === 'text-delta') open.set(id, chunk);
         else if (chunk.type === 'text-end') open.delete(id);
+        // The run stopped: a block it cut short did not end, and is not closed.
+        else if (RUN_STOPS.has(chunk.type)) open.clear();
         else if (open.size > 0 && !chunk.type.startsWith('reasoning') && chunk.type !== 'response-metadata' && chunk.type !== 'raw') closeOpen(controller, chunk);
         controller.enqueue(chunk);
       },

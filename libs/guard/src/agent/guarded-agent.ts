@@ -271,7 +271,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
           },
         });
       }
-      const held = holdAnswer(output.fullStream as ReadableStream<ChunkType>, {
+      const held = holdAnswer(restoreTextEnds(output.fullStream as ReadableStream<ChunkType>), {
         judge: (text) => judgeAnswer(guardrailOptions, text, requestContext, valid.abortSignal),
         stop: () => stopper!.abort(),
         processorId: GUARDRAIL_PROCESSOR_ID,
