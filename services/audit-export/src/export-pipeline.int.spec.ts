@@ -9,6 +9,7 @@ import { EventProducer } from '@gatehouse/kafka';
 import { apiKeyDigest } from '@gatehouse/service-runtime';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
+import pg from 'pg';
 import { siemTopicName } from './sinks/kafka-sink.js';
 import { startAuditApp } from './testing/audit-app.js';
 import { decision } from './testing/decisions.js';
@@ -206,6 +207,44 @@ describe('export pipeline', () => {
       await producer.close();
       await second?.close();
       await first.close().catch(() => undefined);
+    }
+  });
+
+  it('stops exporting when the lease\'s connection dies, then takes the lease again and goes on, each record once', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const dir = await tempDir();
+    const app = await startAuditApp({ namespace, databaseUrl: db.url, schema: 'lease_lost_it', export: { name: 'siem-lost', from: { kind: 'earliest' }, file: { directory: dir, formats: ['ocsf'], maxBytes: 1_000_000 }, leaseRetryMs: 200 } });
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    const producer = await EventProducer.connect(kafka, { namespace });
+    const holder = async () => ((await client.query<{ pid: number }>(`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)).rows.map((r) => r.pid));
+    try {
+      await app.runtime.ready();
+      const before = chainOf('run-lost', 1, 5);
+      await producer.publishMany('audit', before);
+      await waitFor(() => ((app.runtime.exportStatus()?.exported ?? 0) >= 5 ? true : undefined), { what: 'the first records exported' });
+      const [first] = await holder();
+      expect(first).toBeDefined();
+      // The database ends the lease's session (a restart, a failover): the lock is gone with it.
+      await client.query('SELECT pg_terminate_backend($1)', [first]);
+      const [second] = await waitFor(async () => {
+        const pids = await holder();
+        return pids.length === 1 && pids[0] !== first ? pids : undefined;
+      }, { what: 'the lease taken again on a new connection' });
+      expect(second).not.toBe(first);
+      const after = chainOf('run-lost', 6, 10);
+      await producer.publishMany('audit', after);
+      const uid = (line: string) => (JSON.parse(line) as { metadata: { uid: string } }).metadata.uid;
+      const exported = await waitFor(async () => {
+        const ids = (await readFeed(dir, 'ocsf-')).split('\n').filter(Boolean).map(uid);
+        return ids.length >= 10 ? ids : undefined;
+      }, { what: 'the records after the loss exported' });
+      expect(exported).toEqual([...before, ...after].map((e) => e.id));
+      expect(app.runtime.exportStatus()?.phase).toBe('running');
+    } finally {
+      await producer.close();
+      await client.end();
+      await app.close();
     }
   });
 
