@@ -190,6 +190,8 @@ policies:
     expect(text.stdout.split('\n')[0]).toBe(`policy what-if: 5 recorded decisions since ${from} under refunds@candidate: 1 newly denied, 1 newly allowed, 1 newly approval-gated, 1 unchanged, 1 undetermined without the arguments`);
     expect(JSON.parse(run(['what-if', '--bundle', candidate, '--from', String(Date.now() + 60_000), '--namespace', namespace, '--json']).stdout)).toMatchObject({ decisions: 0 });
     expect(run(['what-if', '--bundle', candidate, '--from', 'yesterday-ish', '--namespace', namespace]).status).toBe(2);
+    expect(run(['what-if', '--from', from, '--namespace', namespace]).stderr).toContain('what-if needs --bundle');
+    expect(run(['what-if', '--bundle', candidate, '--namespace', namespace]).stderr).toContain('what-if needs --from');
     expect(run(['what-if', '--bundle', file('broken.yaml', 'policySetId: x\npolicies: [{ id: y }]\n'), '--from', from, '--namespace', namespace]).status).toBe(1);
     // It read the log and wrote nothing to it.
     expect(await auditEnd()).toBe(before);
