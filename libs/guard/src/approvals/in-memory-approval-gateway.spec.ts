@@ -144,11 +144,12 @@ describe('in-memory approval gateway (the shared core and fold)', () => {
   it('ignores a forged decision for a request the fold never accepted', async () => {
     const gateway = createInMemoryApprovalGateway();
     const r = request();
-    const waiting = gateway.awaitApproval(r, { timeoutMs: 100 });
+    // Attached at once: the short timeout may fire before the request is seen below.
+    const waiting = expect(gateway.awaitApproval(r, { timeoutMs: 100 })).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
     await gateway.waitForRequest();
     // The requester approving its own request is rejected by the fold and changes nothing.
     expect(gateway.decide(idOf(r), { verdict: 'approve', reviewer: { ...requester, role: 'approver' } })).toEqual({ kind: 'rejected', reason: 'self-approval' });
-    await expect(waiting).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
+    await waiting;
   });
 
   it('fails pending waits with APPROVAL.CLOSED on close', async () => {

@@ -79,17 +79,15 @@ describe('Kafka approval gateway on the real broker', () => {
     const g = gateway(namespace);
     const edited = request('wf/run-edit');
     const denied = request('wf/run-deny');
-    const editing = g.awaitApproval(edited, { timeoutMs: 30_000 });
-    const denying = g.awaitApproval(denied, { timeoutMs: 30_000 });
+    // The expectations are attached at once: the denial may settle before the last publication below returns,
+    // and a rejection nobody handles yet fails the run.
+    const editing = expect(g.awaitApproval(edited, { timeoutMs: 30_000 })).resolves.toMatchObject({ grant: { editedArguments: { amount: 2 } } });
+    const denying = expect(g.awaitApproval(denied, { timeoutMs: 30_000 })).rejects.toMatchObject({ code: 'APPROVAL.DENIED', details: { approvalId: idOf(denied) } });
     await requested(namespace, idOf(edited));
     await requested(namespace, idOf(denied));
     await review(namespace, idOf(edited), 'approve-with-edits', { amount: 2 });
     await review(namespace, idOf(denied), 'deny');
-    // Both outcomes are awaited together: the denial may settle while the edit is still awaited.
-    await Promise.all([
-      expect(editing).resolves.toMatchObject({ grant: { editedArguments: { amount: 2 } } }),
-      expect(denying).rejects.toMatchObject({ code: 'APPROVAL.DENIED', details: { approvalId: idOf(denied) } }),
-    ]);
+    await Promise.all([editing, denying]);
   });
 
   it('fails closed when the approval expires on the log', async () => {
