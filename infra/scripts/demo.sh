@@ -53,6 +53,12 @@ export GATEHOUSE_DEMO_REVIEWER_KEY GATEHOUSE_APPROVAL_REVIEWERS
 GATEHOUSE_DEMO_OPERATOR_KEY="ok_demo_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 GATEHOUSE_POLICY_OPERATORS="[{\"id\":\"user:olga\",\"role\":\"policy-admin\",\"policySets\":[\"support\"],\"publish\":true,\"apiKeySha256\":\"$(printf '%s' "$GATEHOUSE_DEMO_OPERATOR_KEY" | sha256sum | cut -c1-64)\"}]"
 export GATEHOUSE_DEMO_OPERATOR_KEY GATEHOUSE_POLICY_OPERATORS
+# The security team's SIEM integration reads the audit-export query API for tenant acme, the same way.
+GATEHOUSE_DEMO_READER_KEY="rk_demo_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+reader_key_file="$GATEHOUSE_STATE_DIR/demo-audit-reader.key"
+(umask 077 && printf '%s\n' "$GATEHOUSE_DEMO_READER_KEY" >"$reader_key_file")
+GATEHOUSE_AUDIT_READERS="[{\"id\":\"siem:acme\",\"role\":\"siem\",\"tenants\":[\"acme\"],\"apiKeySha256\":\"$(printf '%s' "$GATEHOUSE_DEMO_READER_KEY" | sha256sum | cut -c1-64)\"}]"
+export GATEHOUSE_AUDIT_READERS
 # Signing keys of the granting services (approval, ledger, policy): throwaway Ed25519 keys under
 # the git-ignored state dir; every process trusts their public halves, each service signs with its own.
 signing_dir="$GATEHOUSE_STATE_DIR/secrets/signing"
@@ -143,6 +149,7 @@ echo "          SASL/SCRAM-SHA-512; one user per principal, passwords in $GATEHO
 echo "postgres: 127.0.0.1:5432/gatehouse (one schema per service)"
 echo "logs:     $run_dir/<service>.log, $GATEHOUSE_STATE_DIR/kafka/logs/"
 echo "inbox:    http://127.0.0.1:4102/inbox (reviewer user:dana; API key in $reviewer_key_file)"
+echo "audit:    http://127.0.0.1:4104/v1/decisions (reader siem:acme; API key in $reader_key_file)"
 if [ "$failed" -ne 0 ]; then
   echo "demo: a service is not healthy" >&2
   exit 1
@@ -169,7 +176,7 @@ echo "== 10. The run's decision timeline, from the audit-export query API (GET /
 timeline=""
 expected=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).decisions.length)' "$summary_file")
 for _ in $(seq 1 100); do
-  timeline=$(curl -fsS "http://127.0.0.1:4104/v1/runs/$run_id/timeline" 2>/dev/null || true)
+  timeline=$(curl -fsS -H "Authorization: Bearer $GATEHOUSE_DEMO_READER_KEY" "http://127.0.0.1:4104/v1/runs/$run_id/timeline" 2>/dev/null || true)
   got=$(node -e 'try { console.log(JSON.parse(process.argv[1]).decisions.length) } catch { console.log(0) }' "$timeline")
   [ "$got" -ge "$expected" ] && break
   sleep 0.2

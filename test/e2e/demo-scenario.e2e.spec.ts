@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { auditReader } from '../src/support/audit-reader.js';
 import { throwawayDatabase } from '../src/support/database.js';
 import { agentKafkaEnv } from '../src/support/kafka-auth.js';
 import { killAll, ROOT, type Started, startNode, startService } from '../src/support/processes.js';
@@ -42,6 +43,8 @@ const operators = JSON.stringify([
   { id: 'user:olga', role: 'policy-admin', policySets: ['support'], publish: true, apiKeySha256: createHash('sha256').update(operatorKey).digest('hex') },
 ]);
 
+// The security team's SIEM integration, as in the demo: it may read tenant acme's decisions.
+const siemReader = auditReader(['acme'], 'siem:acme');
 let namespace: string;
 let database: { url: string; drop: () => Promise<void> };
 const services: Record<string, Started & { url: string }> = {};
@@ -59,7 +62,7 @@ beforeAll(async () => {
   services['policy'] = await startService('policy', { ...common, GATEHOUSE_POLICY_OPERATORS: operators });
   services['approval'] = await startService('approval', { ...common, GATEHOUSE_APPROVAL_REVIEWERS: reviewers });
   services['idempotency-ledger'] = await startService('idempotency-ledger', common);
-  services['audit-export'] = await startService('audit-export', { ...common, GATEHOUSE_EXPORT_FILE_DIR: siemDir });
+  services['audit-export'] = await startService('audit-export', { ...common, ...siemReader.env, GATEHOUSE_EXPORT_FILE_DIR: siemDir });
   scenarioStarted = new Date().toISOString();
   scenario = startNode(path.join(ROOT, 'infra/demo/scenario.mjs'), ['--auto-approve'], {
     ...common,
@@ -160,7 +163,7 @@ describe('the demo scenario against the whole suite', () => {
     const ids = summary.decisions.map((d) => d.id);
     const timeline = await waitFor(
       async () => {
-        const res = await fetch(`${services['audit-export']!.url}/v1/runs/${summary.runId}/timeline`);
+        const res = await fetch(`${services['audit-export']!.url}/v1/runs/${summary.runId}/timeline`, { headers: siemReader.headers });
         const body = (await res.json()) as { decisions: { id: string; code: string; toolId: string | null }[] };
         return body.decisions.length >= ids.length ? body.decisions : undefined;
       },

@@ -6,6 +6,7 @@ import { AuditLogger, type AuditSink, kafkaAuditPublisher, kafkaAuditSink } from
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
+import { auditReader } from '../src/support/audit-reader.js';
 import { throwawayDatabase } from '../src/support/database.js';
 import { freePort, killAll, type Started, startService } from '../src/support/processes.js';
 
@@ -18,13 +19,14 @@ let kafka: Kafka;
 let namespace: string;
 let database: { url: string; drop: () => Promise<void> } | undefined;
 let env: Record<string, string>;
+const reader = auditReader();
 let producer: EventProducer | undefined;
 
 beforeAll(async () => {
   kafka = testKafka('fault-export');
   namespace = await provisionedNamespace(kafka, 'fault');
   database = await throwawayDatabase('gh_fault');
-  env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest', GATEHOUSE_PORT: String(await freePort()) };
+  env = { ...reader.env, GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest', GATEHOUSE_PORT: String(await freePort()) };
   producer = await EventProducer.connect(testKafka('fault-export-agent', 'agent'), { namespace });
 }, 60_000);
 
@@ -138,7 +140,7 @@ describe('the audit export killed mid-work', () => {
     const projected = await waitFor(async () => {
       const ids: string[] = [];
       for (let run = 0; run < RUNS; run += 1) {
-        const res = await fetch(`${second.url}/v1/runs/run-${run}/timeline`);
+        const res = await fetch(`${second.url}/v1/runs/run-${run}/timeline`, { headers: reader.headers });
         const body = (await res.json()) as { decisions: { id: string }[] };
         ids.push(...body.decisions.map((d) => d.id));
       }
@@ -152,7 +154,7 @@ describe('the audit export killed mid-work', () => {
     await admin.connect();
     const ends = await admin.fetchTopicOffsets(`${namespace}.gatehouse.audit.v1`).finally(() => admin.disconnect());
     const status = await waitFor(async () => {
-      const exports = (await (await fetch(`${second.url}/v1/exports`)).json()) as { phase: string; paused: boolean; skipped: number; positions: Record<string, string> }[];
+      const exports = (await (await fetch(`${second.url}/v1/exports`, { headers: reader.headers })).json()) as { phase: string; paused: boolean; skipped: number; positions: Record<string, string> }[];
       return ends.every((e) => exports[0]?.positions[String(e.partition)] === e.high) ? exports[0] : undefined;
     }, { what: 'the stored positions at the end of the topic' });
     expect(status).toMatchObject({ phase: 'running', paused: false, skipped: 0 });

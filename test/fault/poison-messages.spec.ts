@@ -13,6 +13,7 @@ import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { EventConsumer, EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
+import { auditReader } from '../src/support/audit-reader.js';
 import { throwawayDatabase } from '../src/support/database.js';
 import { killAll, type Started, startService } from '../src/support/processes.js';
 
@@ -27,6 +28,7 @@ const operatorKey = `pk_${randomUUID()}`;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const reviewerAuth = { authorization: `Bearer ${reviewerKey}`, 'content-type': 'application/json' };
 const operatorAuth = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' };
+const reader = auditReader();
 
 let kafka: Kafka;
 let namespace: string;
@@ -49,7 +51,7 @@ beforeAll(async () => {
     startService('approval', { ...common, GATEHOUSE_APPROVAL_REVIEWERS: JSON.stringify([{ id: 'user:rita', role: 'payments-approver', tenants: '*', connectors: '*', apiKeySha256: sha256(reviewerKey) }]) }),
     startService('idempotency-ledger', common),
     startService('policy', { ...common, GATEHOUSE_POLICY_OPERATORS: JSON.stringify([{ id: 'user:ops', role: 'policy-admin', apiKeySha256: sha256(operatorKey), policySets: '*', publish: true }]) }),
-    startService('audit-export', { ...common, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest' }),
+    startService('audit-export', { ...common, ...reader.env, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest' }),
   ]);
   // The garbage writer is the super user: it may write every topic, as a broken or hostile producer would have to.
   raw = kafka.producer({ allowAutoTopicCreation: false });
@@ -137,12 +139,12 @@ describe('a poison record on each topic', () => {
       await producer.close();
     }
     // The query API has it (the projection went past the poison)...
-    await waitFor(async () => ((await fetch(`${exporter.url}/v1/decisions/${event.id}`)).status === 200 ? true : undefined), { what: 'the valid decision in the query API', timeoutMs: 30_000, intervalMs: 200 });
+    await waitFor(async () => ((await fetch(`${exporter.url}/v1/decisions/${event.id}`, { headers: reader.headers })).status === 200 ? true : undefined), { what: 'the valid decision in the query API', timeoutMs: 30_000, intervalMs: 200 });
     // ...the SIEM file has it (the export went past it)...
     await waitFor(() => (readdirSync(dir).filter((f) => f.startsWith('ocsf')).some((f) => readFileSync(path.join(dir, f), 'utf8').includes(event.id)) ? true : undefined), { what: 'the valid decision in the OCSF file', timeoutMs: 30_000, intervalMs: 200 });
     // ...and every poison record is counted by the export and kept with its reason by the projection.
     // (Each partition's poison is counted when its batch is exported: wait for the last of them.)
-    await waitFor(async () => ((await json<{ skipped: number }[]>(`${exporter.url}/v1/exports`)).body[0]?.skipped === count ? true : undefined), { what: 'the poison counted by the export' });
+    await waitFor(async () => ((await json<{ skipped: number }[]>(`${exporter.url}/v1/exports`, { headers: reader.headers })).body[0]?.skipped === count ? true : undefined), { what: 'the poison counted by the export' });
     expect(await parkedCodes('audit_export', 'audit', count)).toEqual(new Set(CONTRACT_CODES));
     // ...and parked on the dead-letter topic for operators, each once, with its reason.
     await expectDeadLettered('audit', count, CONTRACT_CODES);

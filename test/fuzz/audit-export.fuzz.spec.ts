@@ -9,6 +9,7 @@ import { EventProducer } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import fc from 'fast-check';
 import { type Kafka } from 'kafkajs';
+import { auditReader } from '../src/support/audit-reader.js';
 import { throwawayDatabase } from '../src/support/database.js';
 import { killAll, type Started, startService } from '../src/support/processes.js';
 import { approvalBases, decisionRecorded, ledgerBases, policyBases } from './support/events.js';
@@ -17,7 +18,7 @@ import { type RouteFuzz } from './support/http-fuzz.js';
 import { CANARY, type FieldSpec, junkString, notOneOf, type ObjectSpec, wrongType } from './support/http-inputs.js';
 import { getJson, produceRaw, tally } from './support/kafka-fuzz.js';
 import { poisonRecords } from './support/kafka-inputs.js';
-import { bodyRoute, type Credentials, fixedPath, HEALTH_RUNS, healthReport, hostileText, inputlessRoute, junkPaths, pathRoute, queryRoute } from './support/routes.js';
+import { authOnlyRoute, bodyRoute, type Credentials, fixedPath, HEALTH_RUNS, healthReport, hostileText, inputlessRoute, junkPaths, pathRoute, queryRoute } from './support/routes.js';
 import { aliveAndHealthy, describeRestFuzz } from './support/service.js';
 import { appended, Database, deadLettered, grown, TopicEnds } from './support/state.js';
 
@@ -34,8 +35,10 @@ const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-fuzz-export-'));
 const operatorKey = `ek_${randomUUID()}`;
 const operators = JSON.stringify([{ id: 'user:secops', role: 'siem-operator', apiKeySha256: createHash('sha256').update(operatorKey).digest('hex') }]);
-// Moving the export takes an operator's key.
+// Moving the export takes an operator's key; reading the query API, a reader's.
 const credentials: Credentials = { valid: [`Bearer ${operatorKey}`], material: { validKey: operatorKey } };
+const reader = auditReader();
+const readerCredentials: Credentials = { valid: [reader.headers.authorization], material: { validKey: reader.headers.authorization.slice('Bearer '.length) } };
 
 let kafka: Kafka;
 let agentKafka: Kafka;
@@ -58,7 +61,7 @@ async function record(events: readonly Record<string, unknown>[]): Promise<strin
 }
 
 async function stored(id: string): Promise<Record<string, unknown> | undefined> {
-  const res = await fetch(`${service.url}/v1/decisions/${id}`);
+  const res = await fetch(`${service.url}/v1/decisions/${id}`, { headers: reader.headers });
   return res.status === 200 ? ((await res.json()) as Record<string, unknown>) : undefined;
 }
 
@@ -69,7 +72,7 @@ beforeAll(async () => {
   database = await throwawayDatabase('gh_fuzz');
   db = new Database(database.url);
   ends = new TopicEnds(kafka, namespace);
-  service = await startService('audit-export', { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_EXPORT_NAME: EXPORT, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest', GATEHOUSE_EXPORT_OPERATORS: operators });
+  service = await startService('audit-export', { ...reader.env, GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_EXPORT_NAME: EXPORT, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest', GATEHOUSE_EXPORT_OPERATORS: operators });
   // Decisions already there: the refused requests must not touch them.
   recorded = await record([decisionRecorded({ runId: 'run-a' }), decisionRecorded({ runId: 'run-a', code: 'POLICY.ALLOWED' }), decisionRecorded({ runId: 'run-b' })]);
   for (const id of recorded) await waitFor(() => stored(id), { timeoutMs: 30_000, what: 'the seeded decisions in the projection' });
@@ -85,7 +88,7 @@ afterAll(async () => {
 });
 
 async function exportStatus(): Promise<{ exported: number; skipped: number; positions: Record<string, string>; paused: boolean }> {
-  const [status] = await getJson<{ exported: number; skipped: number; positions: Record<string, string>; paused: boolean }[]>(`${service.url}/v1/exports`);
+  const [status] = await getJson<{ exported: number; skipped: number; positions: Record<string, string>; paused: boolean }[]>(`${service.url}/v1/exports`, reader.headers);
   if (!status) throw new Error('no export runs');
   return status;
 }
@@ -145,6 +148,7 @@ function routes(): RouteFuzz[] {
     queryRoute('GET /v1/decisions', {
       paths: fixedPath('/v1/decisions'),
       spec: QUERY,
+      credentials: readerCredentials,
       codes: CODES,
       hostile: {
         tenant: hostileText(),
@@ -156,11 +160,12 @@ function routes(): RouteFuzz[] {
         to: fc.constantFrom('9999-12-31T23:59:59Z', '2024-02-31T00:00:00-12:00'),
       },
     }),
-    pathRoute('GET /v1/decisions/{id}', { template: (s) => `/v1/decisions/${s}`, valid: (s) => recorded.includes(s), readable: (s) => UUID.test(s), codes: CODES }),
+    pathRoute('GET /v1/decisions/{id}', { template: (s) => `/v1/decisions/${s}`, valid: (s) => recorded.includes(s), readable: (s) => UUID.test(s), credentials: readerCredentials, codes: CODES }),
     // Any run id of 1 to 256 characters is a fair question (answered with an empty timeline); longer ones are refused.
-    pathRoute('GET /v1/runs/{runId}/timeline', { template: (s) => `/v1/runs/${s}/timeline`, valid: () => false, readable: (s) => s.length >= 1 && s.length <= 256, codes: CODES }),
+    pathRoute('GET /v1/runs/{runId}/timeline', { template: (s) => `/v1/runs/${s}/timeline`, valid: () => false, readable: (s) => s.length >= 1 && s.length <= 256, credentials: readerCredentials, codes: CODES }),
     bodyRoute('POST /v1/exports/{name}/restart', { paths: fc.oneof(fixedPath(`/v1/exports/${EXPORT}/restart`), junkPaths((s) => `/v1/exports/${s}/restart`, (s) => s === EXPORT)), spec: RESTART, credentials, codes: CODES }),
-    inputlessRoute('GET /v1/exports', { path: '/v1/exports', ok: (a) => (Array.isArray(a.body) && a.status === 200 ? undefined : `status ${a.status}`), codes: CODES }),
+    // Its status is read with a reader's key by every snapshot; here every other credential is refused.
+    authOnlyRoute('GET /v1/exports', { path: '/v1/exports', credentials: readerCredentials, codes: CODES }),
     inputlessRoute('GET /health', { path: '/health', ok: healthReport, codes: CODES, runs: HEALTH_RUNS }),
   ];
 }

@@ -7,6 +7,7 @@ import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testi
 import { percentile } from '@gatehouse/service-runtime/testing';
 import { type Kafka } from 'kafkajs';
 import pg from 'pg';
+import { auditReader } from '../src/support/audit-reader.js';
 import { throwawayDatabase } from '../src/support/database.js';
 import { agentKafkaEnv } from '../src/support/kafka-auth.js';
 import { killAll, ROOT, type Started, startNode, startService } from '../src/support/processes.js';
@@ -35,6 +36,7 @@ let kafka: Kafka;
 let namespace: string;
 let database: { url: string; drop: () => Promise<void> };
 let exporter: Started & { url: string };
+const reader = auditReader();
 
 /** What one agent process wrote at its end (see the fixture). */
 interface AgentReport {
@@ -54,6 +56,7 @@ beforeAll(async () => {
   namespace = await provisionedNamespace(kafka, 'load');
   database = await throwawayDatabase('gh_load');
   exporter = await startService('audit-export', {
+    ...reader.env,
     GATEHOUSE_TOPIC_NAMESPACE: namespace,
     GATEHOUSE_DATABASE_URL: database.url,
     GATEHOUSE_EXPORT_FILE_DIR: siemDir,
@@ -118,7 +121,7 @@ async function projectedDecisions(): Promise<{ id: string; outcome: string }[]> 
   let cursor: string | undefined;
   do {
     const query = new URLSearchParams({ limit: '500', ...(cursor ? { cursor } : {}) });
-    const res = await fetch(`${exporter.url}/v1/decisions?${query.toString()}`);
+    const res = await fetch(`${exporter.url}/v1/decisions?${query.toString()}`, { headers: reader.headers });
     if (res.status !== 200) throw new Error(`query API answered ${res.status}`);
     const page = (await res.json()) as { items: { id: string; outcome: string }[]; nextCursor: string | null };
     decisions.push(...page.items.map(({ id, outcome }) => ({ id, outcome })));
@@ -189,7 +192,7 @@ describe(`load: ${AGENTS} guarded agent processes for ${SECONDS} s`, () => {
       await waitFor(async () => (reached(await projectionPositions(), ends) ? true : undefined), { what: 'the projection to reach the end of the audit topic', timeoutMs: 60_000, intervalMs: 200 });
       await waitFor(
         async () => {
-          const [status] = (await (await fetch(`${exporter.url}/v1/exports`)).json()) as { positions: Record<string, string> }[];
+          const [status] = (await (await fetch(`${exporter.url}/v1/exports`, { headers: reader.headers })).json()) as { positions: Record<string, string> }[];
           return status && reached(status.positions, ends) ? true : undefined;
         },
         { what: 'the SIEM export to reach the end of the audit topic', timeoutMs: 60_000, intervalMs: 200 },

@@ -8,6 +8,7 @@ import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY, AuditLogger, createGuardedA
 import { scriptedModel } from '@gatehouse/guard/testing';
 import { EventProducer, KAFKA_BROKERS_ENV } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { auditReader } from './support/audit-reader.js';
 import { throwawayDatabase } from './support/database.js';
 import { kcatAuthArgs } from './support/kafka-auth.js';
 import { killAll, type Started, startService } from './support/processes.js';
@@ -20,12 +21,14 @@ let database: { url: string; drop: () => Promise<void> };
 let exporter: Started & { url: string };
 const ids: string[] = [];
 const runId = `run-e2e-${Date.now()}`;
+const reader = auditReader();
 
 beforeAll(async () => {
   const kafka = testKafka('export-e2e');
   namespace = await provisionedNamespace(kafka, 'export');
   database = await throwawayDatabase();
   exporter = await startService('audit-export', {
+    ...reader.env,
     GATEHOUSE_TOPIC_NAMESPACE: namespace,
     GATEHOUSE_DATABASE_URL: database.url,
     GATEHOUSE_EXPORT_FILE_DIR: dir,
@@ -88,7 +91,7 @@ describe('audit export of a guarded agent run', () => {
     for (const id of ids) expect(cef.some((l) => l.startsWith('CEF:0|') && l.includes(`externalId=${id}`))).toBe(true);
 
     const timeline = await waitFor(async () => {
-      const res = await fetch(`${exporter.url}/v1/runs/${runId}/timeline`);
+      const res = await fetch(`${exporter.url}/v1/runs/${runId}/timeline`, { headers: reader.headers });
       const body = (await res.json()) as { decisions?: { id: string; code: string }[] };
       return (body.decisions?.length ?? 0) >= ids.length ? body.decisions : undefined;
     }, { what: 'the run timeline', timeoutMs: 30_000, intervalMs: 250 });

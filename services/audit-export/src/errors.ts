@@ -1,7 +1,7 @@
 import { GatehouseError, type JsonSafe } from '@gatehouse/contracts';
 
 /** The stable codes the service answers with; the HTTP edge maps each to a status. */
-export type AuditCode = 'AUDIT.INVALID_REQUEST' | 'AUDIT.UNAUTHENTICATED' | 'AUDIT.DECISION_NOT_FOUND' | 'AUDIT.EXPORT_NOT_FOUND' | 'AUDIT.UNAVAILABLE' | 'AUDIT.INTERNAL';
+export type AuditCode = 'AUDIT.INVALID_REQUEST' | 'AUDIT.UNAUTHENTICATED' | 'AUDIT.FORBIDDEN' | 'AUDIT.DECISION_NOT_FOUND' | 'AUDIT.EXPORT_NOT_FOUND' | 'AUDIT.UNAVAILABLE' | 'AUDIT.INTERNAL';
 
 /** A use case's expected outcome: a value, or a coded refusal. */
 export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly code: AuditCode };
@@ -11,7 +11,8 @@ export const refused = <T>(code: AuditCode): Outcome<T> => ({ ok: false, code })
 
 const MESSAGES: Record<AuditCode, string> = {
   'AUDIT.INVALID_REQUEST': 'the request is invalid',
-  'AUDIT.UNAUTHENTICATED': 'an operator API key is required (Authorization: Bearer <key>)',
+  'AUDIT.UNAUTHENTICATED': 'an API key with this right is required (Authorization: Bearer <key>)',
+  'AUDIT.FORBIDDEN': 'this reader may not read that tenant',
   'AUDIT.DECISION_NOT_FOUND': 'no decision with this id',
   'AUDIT.EXPORT_NOT_FOUND': 'no export with this name',
   'AUDIT.UNAVAILABLE': 'a dependency is unavailable',
@@ -21,6 +22,7 @@ const MESSAGES: Record<AuditCode, string> = {
 export const STATUS_BY_CODE: Readonly<Record<AuditCode, number>> = {
   'AUDIT.INVALID_REQUEST': 400,
   'AUDIT.UNAUTHENTICATED': 401,
+  'AUDIT.FORBIDDEN': 403,
   'AUDIT.DECISION_NOT_FOUND': 404,
   'AUDIT.EXPORT_NOT_FOUND': 404,
   'AUDIT.UNAVAILABLE': 503,
@@ -31,7 +33,7 @@ export const STATUS_BY_CODE: Readonly<Record<AuditCode, number>> = {
 export class AuditError extends GatehouseError {
   constructor(code: AuditCode, details: Record<string, JsonSafe> = {}, message: string = MESSAGES[code]) {
     super(code, message, {
-      category: code === 'AUDIT.INVALID_REQUEST' || code.endsWith('NOT_FOUND') ? 'validation' : code === 'AUDIT.UNAUTHENTICATED' ? 'security' : code === 'AUDIT.UNAVAILABLE' ? 'unavailable' : 'internal',
+      category: code === 'AUDIT.INVALID_REQUEST' || code.endsWith('NOT_FOUND') ? 'validation' : code === 'AUDIT.UNAUTHENTICATED' || code === 'AUDIT.FORBIDDEN' ? 'security' : code === 'AUDIT.UNAVAILABLE' ? 'unavailable' : 'internal',
       retryable: code === 'AUDIT.UNAVAILABLE',
       details,
     });

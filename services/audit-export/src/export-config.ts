@@ -3,6 +3,7 @@ import { type ApiKeyPrincipal, ApiKeySha256, parsePrincipalList, principalListTe
 import { z } from 'zod';
 import { type FeedFormat, FEED_FORMATS } from './feeds/export-line.js';
 import { parseStartPosition, type StartPosition } from './export/start-position.js';
+import { type AuditReader, parseAuditReaders } from './http/reader-auth.js';
 
 /** Environment variables of the export; with no sink configured the service runs projection + query only. */
 export const EXPORT_ENV = {
@@ -20,6 +21,8 @@ export const EXPORT_ENV = {
   kafkaPartitions: 'GATEHOUSE_EXPORT_KAFKA_PARTITIONS',
   operators: 'GATEHOUSE_EXPORT_OPERATORS',
   operatorsFile: 'GATEHOUSE_EXPORT_OPERATORS_FILE',
+  readers: 'GATEHOUSE_AUDIT_READERS',
+  readersFile: 'GATEHOUSE_AUDIT_READERS_FILE',
 } as const;
 
 export interface ExportOptions {
@@ -33,6 +36,11 @@ export interface ExportOptions {
    * what the SIEM would have received). None configured: every restart is refused.
    */
   readonly operators?: readonly ApiKeyPrincipal[];
+  /**
+   * Who may read the query API, each for its tenants (`GET /v1/decisions`, `/v1/runs/:id/timeline`;
+   * an operator or any reader for `GET /v1/exports`). None configured: every query is refused.
+   */
+  readonly readers?: readonly AuditReader[];
   /** How often a standby replica asks for the export's lease, ms (default 2,000; tests shorten it). */
   readonly leaseRetryMs?: number;
   /** Back-off while a sink is down, ms (tests shorten it). */
@@ -84,11 +92,14 @@ export function exportOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Expo
   if (kafka !== undefined && kafka !== 'true' && kafka !== 'false') throw invalid(EXPORT_ENV.kafka, 'must be true or false');
   const operatorList = principalListText(env, EXPORT_ENV.operators, EXPORT_ENV.operatorsFile);
   const operators = parseExportOperators(operatorList.text, operatorList.from);
+  const readerList = principalListText(env, EXPORT_ENV.readers, EXPORT_ENV.readersFile);
+  const readers = parseAuditReaders(readerList.text, readerList.from);
   const fileFormats = (env[EXPORT_ENV.fileFormats] ?? 'ocsf,cef').split(',').map((f) => format(EXPORT_ENV.fileFormats, f.trim(), 'ocsf'));
   return {
     name,
     from,
     operators,
+    readers,
     ...(fileDir ? { file: { directory: fileDir, formats: [...new Set(fileFormats)], maxBytes: positiveInt(EXPORT_ENV.fileMaxBytes, env[EXPORT_ENV.fileMaxBytes], 64 * 1024 * 1024) } } : {}),
     ...(httpUrl
       ? {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type DecisionRecorded } from '@gatehouse/contracts';
 import { EventProducer } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
-import { type AuditApp, startAuditApp } from './testing/audit-app.js';
+import { allowed, apiKeyDigest } from '@gatehouse/service-runtime';
+import { type AuditApp, startAuditApp, TEST_READER, TEST_READER_KEY } from './testing/audit-app.js';
 import { decision } from './testing/decisions.js';
 import { createTestDatabase, type TestDatabase } from './testing/test-database.js';
 import { DECISION_FIELDS, type DecisionView } from './query-decisions/decision-view.js';
@@ -10,13 +11,17 @@ import { DECISION_FIELDS, type DecisionView } from './query-decisions/decision-v
 let db: TestDatabase;
 let app: AuditApp;
 const events: DecisionRecorded[] = [];
+// A reader of one tenant beside the all-tenant reader the test app's `get` speaks as.
+const GLOBEX_KEY = 'rk_test_reader_globex_only';
+const globex = { authorization: `Bearer ${GLOBEX_KEY}` };
 
 beforeAll(async () => {
   const kafka = testKafka('audit-query-it');
   db = await createTestDatabase();
   const namespace = await provisionedNamespace(kafka);
   // No sink configured: projection and query only.
-  app = await startAuditApp({ namespace, databaseUrl: db.url, schema: 'query_it', export: { name: 'siem', from: { kind: 'earliest' } } });
+  const globexReader = { id: 'globex:siem', role: 'siem', tenants: allowed(['globex']), keyDigest: apiKeyDigest(GLOBEX_KEY) };
+  app = await startAuditApp({ namespace, databaseUrl: db.url, schema: 'query_it', export: { name: 'siem', from: { kind: 'earliest' }, readers: [TEST_READER, globexReader] } });
   const producer = await EventProducer.connect(kafka, { namespace });
   try {
     for (let i = 0; i < 12; i += 1) {
@@ -114,5 +119,29 @@ describe('query API', () => {
     expect((await app.get(`/v1/decisions/${marker}`)).text).not.toContain('INJECTED');
     expect((await app.get('/v1/decisions/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await app.get('/v1/exports')).body).toEqual([]);
+  });
+
+  it('answers readers only, each for the tenants it may read', async () => {
+    const someId = (events[0] as DecisionRecorded).id;
+    const globexId = (events[11] as DecisionRecorded).id;
+    for (const path of ['/v1/decisions', `/v1/decisions/${someId}`, '/v1/runs/run-1/timeline', '/v1/exports']) {
+      for (const authorization of ['', 'Bearer rk_not_a_configured_key', TEST_READER_KEY, `Basic ${Buffer.from(`siem:${TEST_READER_KEY}`).toString('base64')}`]) {
+        const answer = await app.get<{ code: string }>(path, { authorization });
+        expect([path, answer.status, answer.body.code]).toEqual([path, 401, 'AUDIT.UNAUTHENTICATED']);
+        expect(answer.text).not.toContain('rk_');
+      }
+    }
+    // The globex reader sees globex's decision and nothing of acme's, without learning that acme's exist.
+    expect(ids((await app.get<{ items: DecisionView[] }>('/v1/decisions?limit=500', globex)).body)).toEqual([globexId]);
+    expect(ids((await app.get<{ items: DecisionView[] }>('/v1/decisions?tenant=globex', globex)).body)).toEqual([globexId]);
+    const forbidden = await app.get<{ code: string }>('/v1/decisions?tenant=acme', globex);
+    expect([forbidden.status, forbidden.body.code]).toEqual([403, 'AUDIT.FORBIDDEN']);
+    expect((await app.get(`/v1/decisions/${globexId}`, globex)).status).toBe(200);
+    expect((await app.get<{ code: string }>(`/v1/decisions/${someId}`, globex)).body.code).toBe('AUDIT.DECISION_NOT_FOUND');
+    expect((await app.get<{ decisions: DecisionView[] }>('/v1/runs/run-2/timeline', globex)).body.decisions.map((d) => d.id)).toEqual([globexId]);
+    expect((await app.get<{ decisions: DecisionView[] }>('/v1/runs/run-1/timeline', globex)).body.decisions).toEqual([]);
+    expect((await app.get('/v1/exports', globex)).status).toBe(200);
+    // The all-tenant reader sees both tenants.
+    expect((await app.get<{ items: DecisionView[] }>('/v1/decisions?limit=500')).body.items).toHaveLength(12);
   });
 });

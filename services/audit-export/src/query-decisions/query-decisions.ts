@@ -1,6 +1,8 @@
 import { BoundarySchema, DecisionOutcomeSchema } from '@gatehouse/contracts';
 import { type EntityManager } from 'typeorm';
 import { z } from 'zod';
+import { ok, type Outcome, refused } from '../errors.js';
+import { inScope, scopeParameter, tenantCondition, type TenantScope } from '../http/reader-auth.js';
 import { schemaIdent } from '../projection/decisions-projection.js';
 import { DECISION_COLUMNS, type DecisionDbRow, type DecisionView, toView } from './decision-view.js';
 
@@ -73,15 +75,18 @@ export interface DecisionPage {
 /**
  * Decisions matching every given filter, newest first by broker append time (ties by id),
  * with keyset pagination: a page never repeats or skips a row while new decisions arrive.
- * `from` is inclusive, `to` exclusive.
+ * `from` is inclusive, `to` exclusive. Only the tenants of `scope` are read; a `tenant` filter
+ * outside it is AUDIT.FORBIDDEN.
  */
-export async function queryDecisions(manager: EntityManager, schema: string, query: DecisionQuery): Promise<DecisionPage> {
+export async function queryDecisions(manager: EntityManager, schema: string, query: DecisionQuery, scope: TenantScope): Promise<Outcome<DecisionPage>> {
+  if (query.tenant !== undefined && !inScope(scope, query.tenant)) return refused('AUDIT.FORBIDDEN');
   const where: string[] = [];
   const params: unknown[] = [];
   const add = (sql: (p: string) => string, value: unknown) => {
     params.push(value);
     where.push(sql(`$${params.length}`));
   };
+  add(tenantCondition, scopeParameter(scope));
   if (query.tenant !== undefined) add((p) => `tenant = ${p}`, query.tenant);
   if (query.actor !== undefined) add((p) => `actor_id = ${p}`, query.actor);
   if (query.agent !== undefined) add((p) => `agent_id = ${p}`, query.agent);
@@ -107,8 +112,8 @@ export async function queryDecisions(manager: EntityManager, schema: string, que
   );
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  return {
+  return ok({
     items: page.map(toView),
     nextCursor: rows.length > limit && last ? encodeCursor({ t: last.log_time.toISOString(), id: last.event_id }) : null,
-  };
+  });
 }

@@ -1,11 +1,11 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Logger, Param, Post } from '@nestjs/common';
-import { bearerCredential, findByApiKey } from '@gatehouse/service-runtime';
 import { z } from 'zod';
 import { type AuditRuntime } from '../audit-runtime.js';
 import { AuditError } from '../errors.js';
 import { type ExportStatus } from '../export/export-pipeline.js';
 import { parseStartPosition } from '../export/start-position.js';
 import { parseRequest } from '../http/parse-request.js';
+import { authenticate } from '../http/reader-auth.js';
 import { type ExportOptions } from '../export-config.js';
 import { AUDIT_RUNTIME, EXPORT_OPTIONS } from '../tokens.js';
 
@@ -22,9 +22,13 @@ export class RestartExportController {
     @Inject(EXPORT_OPTIONS) private readonly options: ExportOptions,
   ) {}
 
-  /** 200 the export's status (`standby` while another replica runs it); an empty list when no sink is configured. */
+  /**
+   * 200 the export's status (`standby` while another replica runs it); an empty list when no sink
+   * is configured | 401 without an operator's or a reader's API key.
+   */
   @Get()
-  list(): ExportStatus[] {
+  list(@Headers('authorization') authorization: string | undefined): ExportStatus[] {
+    authenticate(authorization, [...(this.options.operators ?? []), ...(this.options.readers ?? [])]);
     const status = this.runtime.exportStatus();
     return status ? [status] : [];
   }
@@ -37,9 +41,7 @@ export class RestartExportController {
   @Post(':name/restart')
   @HttpCode(200)
   async restart(@Headers('authorization') authorization: string | undefined, @Param('name') name: string, @Body() body: unknown): Promise<{ name: string; positions: Record<number, string> }> {
-    const credential = bearerCredential(authorization);
-    const operator = credential === undefined ? undefined : findByApiKey(credential, this.options.operators ?? []);
-    if (!operator) throw new AuditError('AUDIT.UNAUTHENTICATED');
+    const operator = authenticate(authorization, this.options.operators ?? []);
     const parsed = parseRequest(RestartBody, body);
     const pipeline = this.runtime.exportPipeline();
     if (!pipeline || pipeline.name !== name) throw new AuditError('AUDIT.EXPORT_NOT_FOUND');

@@ -1,7 +1,10 @@
-import { Controller, Get, Inject, Param } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Param } from '@nestjs/common';
 import { DATA_SOURCE, type ServiceConfig, SERVICE_CONFIG } from '@gatehouse/service-runtime';
 import { type DataSource } from 'typeorm';
+import { type ExportOptions } from '../export-config.js';
 import { parseRequest } from '../http/parse-request.js';
+import { authenticate, tenantScope } from '../http/reader-auth.js';
+import { EXPORT_OPTIONS } from '../tokens.js';
 import { RunParams, type RunTimeline, runTimeline } from './run-timeline.js';
 
 @Controller('v1/runs')
@@ -9,12 +12,14 @@ export class RunTimelineController {
   constructor(
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    @Inject(EXPORT_OPTIONS) private readonly options: ExportOptions,
   ) {}
 
-  /** 200 the run's decisions in log order (empty when none). */
+  /** 200 the run's decisions of the reader's tenants in log order (empty when none) | 401 without a reader's API key. */
   @Get(':runId/timeline')
-  async timeline(@Param('runId') runId: string): Promise<RunTimeline> {
+  async timeline(@Headers('authorization') authorization: string | undefined, @Param('runId') runId: string): Promise<RunTimeline> {
+    const reader = authenticate(authorization, this.options.readers ?? []);
     const params = parseRequest(RunParams, { runId });
-    return runTimeline(this.dataSource.manager, this.config.database.schema, params.runId);
+    return runTimeline(this.dataSource.manager, this.config.database.schema, params.runId, tenantScope(reader));
   }
 }

@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
+import { allowed, apiKeyDigest, serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
 import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
 import { AuditExportModule } from '../app.module.js';
 import { type AuditRuntime } from '../audit-runtime.js';
 import { type ExportOptions } from '../export-config.js';
+import { type AuditReader } from '../http/reader-auth.js';
 import { type ExportTelemetry } from '../telemetry/export-telemetry.js';
 import { AUDIT_RUNTIME } from '../tokens.js';
 
@@ -17,7 +18,11 @@ export interface AuditAppOptions {
   readonly telemetry?: ExportTelemetry;
 }
 
-/** The service in-process, spoken to over real HTTP. */
+/** The API key of the reader every test app knows (all tenants), unless the test configures its own readers. */
+export const TEST_READER_KEY = 'rk_test_reader_all_tenants';
+export const TEST_READER: AuditReader = { id: 'test:siem', role: 'siem', tenants: allowed('*'), keyDigest: apiKeyDigest(TEST_READER_KEY) };
+
+/** The service in-process, spoken to over real HTTP; `get` sends TEST_READER_KEY unless given an `authorization` header. */
 export interface AuditApp extends HttpClient {
   readonly app: INestApplication;
   readonly runtime: AuditRuntime;
@@ -28,7 +33,9 @@ export interface AuditApp extends HttpClient {
 export async function startAuditApp(options: AuditAppOptions): Promise<AuditApp> {
   const base = serviceConfigFromEnv(SERVICES['audit-export'], { ...process.env, GATEHOUSE_TOPIC_NAMESPACE: options.namespace, GATEHOUSE_DATABASE_URL: options.databaseUrl });
   const config = { ...base, port: 0, database: { ...base.database, schema: options.schema } };
-  const app = await NestFactory.create(AuditExportModule.forRoot(config, options.export, options.telemetry), { logger: ['error'], abortOnError: false });
+  const exportOptions = { ...options.export, readers: options.export.readers ?? [TEST_READER] };
+  const app = await NestFactory.create(AuditExportModule.forRoot(config, exportOptions, options.telemetry), { logger: ['error'], abortOnError: false });
   const client = httpClient(await listenOnLoopback(app));
-  return { ...client, app, runtime: app.get<AuditRuntime>(AUDIT_RUNTIME), close: () => app.close() };
+  const get: typeof client.get = (path, headers = {}) => client.get(path, { authorization: `Bearer ${TEST_READER_KEY}`, ...headers });
+  return { ...client, get, app, runtime: app.get<AuditRuntime>(AUDIT_RUNTIME), close: () => app.close() };
 }
