@@ -3,7 +3,7 @@ import { Mastra } from '@mastra/core/mastra';
 import { type InputProcessor, type OutputProcessor, type Processor } from '@mastra/core/processors';
 import { type ChunkType } from '@mastra/core/stream';
 import { type AuditLogger } from '../audit/audit-logger.js';
-import { GUARDRAIL_PROCESSOR_ID, GuardrailProcessor, hasPlacement, judgeAnswer, startGuardrailRun, wrapToolsWithGuardrails } from '../guardrails/agent-guardrails.js';
+import { GUARDRAIL_PROCESSOR_ID, GuardrailProcessor, hasPlacement, judgeAnswerOnce, startGuardrailRun, wrapToolsWithGuardrails } from '../guardrails/agent-guardrails.js';
 import { validateGuardrails } from '../guardrails/run-guardrails.js';
 import { type Guardrail } from '../guardrails/types.js';
 import { PolicyEngine } from '../policy-engine/policy-engine.js';
@@ -44,7 +44,8 @@ export interface GuardedAgentConfig {
    * `tool-args` and `tool-result` (each tool's execute is wrapped), `egress` (connectors' requests).
    * In order; the first verdict that is not allow decides. On `stream()`, `post-model` judges each
    * text block whole before any of it is released (mask and rewrite replace it; a refusal or halt
-   * ends the stream with a `tripwire` chunk).
+   * ends the stream with a `tripwire` chunk). A memory stores the judged answer, never the model's
+   * own words, and nothing of a turn whose answer was refused.
    */
   readonly guardrails?: readonly Guardrail[];
 }
@@ -189,7 +190,8 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     ...(tools === undefined ? {} : { tools: tools as AgentConfig['tools'] }),
     ...(config.memory === undefined ? {} : { memory: config.memory }),
     inputProcessors: [rbac, ...inputProcessors, assets, engine, ...guardrailProcessors] as InputProcessor[],
-    outputProcessors: [...outputProcessors, engine] as OutputProcessor[],
+    // The guardrails come last: `post-model` rewrites the answer Mastra stores in memory after the policies judged it.
+    outputProcessors: [...outputProcessors, engine, ...guardrailProcessors] as OutputProcessor[],
   });
   // Registered with a silent logger: Mastra prints aborts to the console otherwise, and the
   // audit trail, not stderr, is where decisions belong.
@@ -214,14 +216,9 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
       const requestContext = started?.requestContext ?? valid.requestContext;
       const result = await agent.generate(messages, callOptions(valid, requestContext) as never);
       const runId = (result as { runId?: string }).runId ?? valid.runId;
-      let tripwire = tripwireOf((result as { tripwire?: unknown }).tripwire);
-      let text = tripwire ? '' : result.text;
-      if (!tripwire && !started?.run.halted && guarding && hasPlacement(guardrails, 'post-model')) {
-        const judged = await judgeAnswer(guardrailOptions, text, requestContext, valid.abortSignal);
-        if (judged.kind === 'pass') text = judged.text;
-        else if (judged.kind === 'halted') started!.run.halted = { by: judged.by, reason: judged.reason };
-        else tripwire = Object.freeze({ reason: judged.reason, code: judged.code, processorId: GUARDRAIL_PROCESSOR_ID });
-      }
+      // `post-model` guardrails ran in the guardrail processor: `text` is the judged answer.
+      const tripwire = tripwireOf((result as { tripwire?: unknown }).tripwire);
+      const text = tripwire ? '' : result.text;
       const halted = started?.run.halted;
       if (halted) {
         return Object.freeze({
@@ -272,7 +269,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
         });
       }
       const held = holdAnswer(restoreTextEnds(output.fullStream as ReadableStream<ChunkType>), {
-        judge: (text) => judgeAnswer(guardrailOptions, text, requestContext, valid.abortSignal),
+        judge: (text) => judgeAnswerOnce(guardrailOptions, text, requestContext, valid.abortSignal),
         stop: () => stopper!.abort(),
         processorId: GUARDRAIL_PROCESSOR_ID,
       });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { MockMemory } from '@mastra/core/memory';
 import { RequestContext } from '@mastra/core/request-context';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
@@ -320,6 +321,61 @@ describe('guardrails in the agent loop: stream', () => {
     const reader = stream.fullStream.getReader();
     while (!(await reader.read()).done) { /* drain */ }
     expect(await stream.result()).toMatchObject({ stopReason: 'guardrail', haltedBy: 'stop-all', text: '' });
+  });
+});
+
+describe('guardrails in the agent loop: post-model and memory', () => {
+  // What the thread holds, as a person reading it back (or a later turn) would see it.
+  async function stored(memory: MockMemory, thread: string): Promise<string[]> {
+    const { messages } = await memory.recall({ threadId: thread, resourceId: 'user-1' } as never);
+    return messages.map((m) => `${m.role}: ${((m.content as { parts?: { type: string; text?: string }[] }).parts ?? []).filter((p) => p.type === 'text').map((p) => p.text).join('')}`);
+  }
+
+  /** The PII guardrail at post-model, counting how often it is asked. */
+  function countingPii(): { guardrail: Guardrail; calls: () => number } {
+    const inner = createPiiGuardrail({ placements: ['post-model'] });
+    let calls = 0;
+    return { guardrail: { ...inner, check: (input) => { calls += 1; return inner.check(input); } }, calls: () => calls };
+  }
+
+  function remembering(guardrails: Guardrail[], options: { steps?: ScriptedStep[]; chunks?: string[] }) {
+    const memory = new MockMemory({ options: { lastMessages: 10 } });
+    const audit = new AuditLogger();
+    const model = scriptedModel(options);
+    const agent = createGuardedAgent({ id: 'support', name: 'Support', instructions: 'Answer.', model: model as never, allowedRoles: ['operator'], guardrails, audit, memory: memory as never });
+    return { agent, memory, audit, model };
+  }
+
+  it('stores the masked answer of generate(), so the thread never holds what the caller did not get', async () => {
+    const pii = countingPii();
+    const { agent, memory, audit } = remembering([pii.guardrail], { steps: [{ text: 'Write to jane@example.com today.' }] });
+    const result = await agent.generate('who handles refunds?', { requestContext: context(), memory: { thread: 't-gen', resource: 'user-1' } });
+    expect(result).toMatchObject({ stopReason: 'finished', text: 'Write to [EMAIL] today.' });
+    expect(await stored(memory, 't-gen')).toEqual(['user: who handles refunds?', 'assistant: Write to [EMAIL] today.']);
+    expect(pii.calls()).toBe(1);
+    expect(audit.events().filter((e) => e.boundary === 'guardrail').map((e) => `${e.decision}:${e.code}`)).toEqual(['masked:GUARDRAIL.MASKED']);
+  });
+
+  it('stores the masked blocks of stream(), each block judged once for the caller and the memory together', async () => {
+    const pii = countingPii();
+    const { agent, memory, audit } = remembering([pii.guardrail], { chunks: ['Write to jane@exa', 'mple.com, or call ', 'us.'] });
+    const stream = await agent.stream('who handles refunds?', { requestContext: context(), memory: { thread: 't-stream', resource: 'user-1' } });
+    expect(await stream.result()).toMatchObject({ stopReason: 'finished', text: 'Write to [EMAIL], or call us.' });
+    expect(await stored(memory, 't-stream')).toEqual(['user: who handles refunds?', 'assistant: Write to [EMAIL], or call us.']);
+    expect(pii.calls()).toBe(1);
+    expect(audit.events().filter((e) => e.boundary === 'guardrail')).toHaveLength(1);
+  });
+
+  it('stores nothing of a turn whose answer a guardrail refused, on generate() and on stream()', async () => {
+    const deny = rule('no-answers', 'post-model', 'deny', (v) => String(v).includes('secret'));
+    const { agent, memory, model } = remembering([deny], { steps: [{ text: 'the secret is 42' }, { text: 'Sorry.' }], chunks: ['the secret ', 'is 42'] });
+    const options = { requestContext: context(), memory: { thread: 't-refused', resource: 'user-1' } };
+    expect(await agent.generate('tell me', options)).toMatchObject({ stopReason: 'tripwire', text: '', tripwire: { code: 'GUARDRAIL.DENIED' } });
+    const stream = await agent.stream('tell me again', options);
+    expect(await stream.result()).toMatchObject({ stopReason: 'tripwire', text: '' });
+    expect(await agent.generate('ok then', options)).toMatchObject({ text: 'Sorry.' });
+    expect(await stored(memory, 't-refused')).toEqual(['user: ok then', 'assistant: Sorry.']);
+    expect(model.prompts.at(-1)).not.toContain('secret');
   });
 });
 

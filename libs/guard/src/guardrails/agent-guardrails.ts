@@ -1,6 +1,6 @@
 import { type JsonValue } from '@gatehouse/contracts';
 import { RequestContext } from '@mastra/core/request-context';
-import { type ProcessInputArgs, type Processor } from '@mastra/core/processors';
+import { type ProcessInputArgs, type ProcessOutputResultArgs, type Processor } from '@mastra/core/processors';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import { type AuditLogger } from '../audit/audit-logger.js';
@@ -24,6 +24,11 @@ export interface GuardrailRefusal {
 /** Per-call state of a guarded agent's guardrails: which guardrail halted the loop, if one did. */
 export interface GuardrailRun {
   halted: { readonly by: string; readonly reason: string } | undefined;
+  /**
+   * `post-model` outcomes by answer text: a streamed block is judged once whether the hold-back
+   * or the result processor (which keeps memory in step) asks first.
+   */
+  readonly answers: Map<string, Promise<PostModelOutcome>>;
 }
 
 export const GUARDRAIL_PROCESSOR_ID = 'gatehouse-guardrails';
@@ -50,7 +55,7 @@ export function hasPlacement(guardrails: readonly Guardrail[], placement: Guardr
 export function startGuardrailRun(options: AgentGuardrailsOptions, callerContext: RequestContext, signal: AbortSignal | undefined): { requestContext: RequestContext; run: GuardrailRun } {
   const requestContext = new RequestContext() as RequestContext;
   for (const [key, value] of callerContext.entries()) requestContext.set(key, value);
-  const run: GuardrailRun = { halted: undefined };
+  const run: GuardrailRun = { halted: undefined, answers: new Map() };
   runs.set(requestContext, run);
   if (hasPlacement(options.guardrails, 'egress')) {
     setEgressHook(requestContext, async (request: EgressRequestView) => {
@@ -244,8 +249,10 @@ interface TextPart {
 
 /**
  * The guardrails' Mastra processor: `pre-prompt` on every text part of the input (mask/rewrite replace
- * the part; deny, approve and halt refuse the call), and before every model step a halted run ends.
- * Every body catches every error and aborts.
+ * the part; deny, approve and halt refuse the call); before every model step a halted run ends;
+ * `post-model` on every text part of the answer before Mastra stores it (mask/rewrite replace the
+ * part, so a memory keeps what the caller got; anything else refuses the answer, and a refused
+ * turn is not stored). Every body catches every error and aborts.
  */
 export class GuardrailProcessor implements Processor<typeof GUARDRAIL_PROCESSOR_ID> {
   readonly id = GUARDRAIL_PROCESSOR_ID;
@@ -290,6 +297,44 @@ export class GuardrailProcessor implements Processor<typeof GUARDRAIL_PROCESSOR_
     }
   }
 
+  async processOutputResult(args: ProcessOutputResultArgs): Promise<ProcessOutputResultArgs['messages']> {
+    const { messages, abort, requestContext, abortSignal } = args;
+    try {
+      if (!hasPlacement(this.options.guardrails, 'post-model')) return messages;
+      const out: ProcessOutputResultArgs['messages'] = [];
+      for (const message of messages) {
+        const parts = (message.content as { parts?: TextPart[] }).parts;
+        if (message.role !== 'assistant' || !Array.isArray(parts)) {
+          out.push(message);
+          continue;
+        }
+        const next: TextPart[] = [];
+        for (const part of parts) {
+          if (part.type !== 'text' || typeof part.text !== 'string' || part.text.length === 0) {
+            next.push(part);
+            continue;
+          }
+          const outcome = await judgeAnswerOnce(this.options, part.text, requestContext, abortSignal);
+          if (outcome.kind === 'pass') {
+            next.push({ ...part, text: outcome.text });
+            continue;
+          }
+          if (outcome.kind === 'halted') {
+            const run = guardrailRunOf(requestContext);
+            if (run) run.halted ??= { by: outcome.by, reason: outcome.reason };
+          }
+          const code = outcome.kind === 'halted' ? 'GUARDRAIL.HALTED' : outcome.code;
+          return abort(outcome.reason, { metadata: { code, guardrail: outcome.by, placement: 'post-model' } });
+        }
+        out.push({ ...message, content: { ...message.content, parts: next } } as (typeof messages)[number]);
+      }
+      return out;
+    } catch (error) {
+      if (isTripWire(error)) throw error;
+      return abort('Guardrail evaluation failed', { metadata: { code: 'GUARDRAIL.FAULT' } });
+    }
+  }
+
   async processInputStep(args: { requestContext?: unknown; abort: Abort }): Promise<undefined> {
     const halted = guardrailRunOf(args.requestContext)?.halted;
     if (halted) args.abort(halted.reason, { metadata: { code: 'GUARDRAIL.HALTED', guardrail: halted.by } });
@@ -312,6 +357,18 @@ export type PostModelOutcome =
   | { readonly kind: 'pass'; readonly text: string }
   | { readonly kind: 'refused'; readonly code: string; readonly reason: string; readonly by: string }
   | { readonly kind: 'halted'; readonly reason: string; readonly by: string };
+
+/** `judgeAnswer` once per text and call: the run's earlier outcome for the same text, when there is one. */
+export function judgeAnswerOnce(options: AgentGuardrailsOptions, text: string, requestContext: unknown, signal: AbortSignal | undefined): Promise<PostModelOutcome> {
+  const run = guardrailRunOf(requestContext);
+  if (!run) return judgeAnswer(options, text, requestContext, signal);
+  let outcome = run.answers.get(text);
+  if (!outcome) {
+    outcome = judgeAnswer(options, text, requestContext, signal);
+    run.answers.set(text, outcome);
+  }
+  return outcome;
+}
 
 /** Judges the final answer text: mask/rewrite replace it, deny/approve/fault refuse it, halt halts. */
 export async function judgeAnswer(options: AgentGuardrailsOptions, text: string, requestContext: unknown, signal: AbortSignal | undefined): Promise<PostModelOutcome> {
