@@ -97,6 +97,17 @@ describe('audit export of a guarded agent run', () => {
     }, { what: 'the run timeline', timeoutMs: 30_000, intervalMs: 250 });
     expect(timeline?.map((d) => d.id)).toEqual(ids);
     expect(timeline?.map((d) => d.code)).toEqual(['RBAC.ALLOWED', 'POLICY.ALLOWED', 'POLICY.ALLOWED', 'RBAC.ALLOWED', 'POLICY.DENIED']);
+    // The service's log says who read what (the reader's id, never its key or the run asked for).
+    const reads = () =>
+      exporter
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{') && l.endsWith('}')) // whole lines only: the last may still be arriving
+        .map((l) => (JSON.parse(l) as { message: string }).message)
+        .filter((m) => m.startsWith('audit read '));
+    await waitFor(() => (reads().includes(`audit read {"reader":"test:siem","route":"timeline","returned":${ids.length}}`) ? true : undefined), { what: 'the read in the log', timeoutMs: 5_000 });
+    expect(exporter.output()).not.toContain(reader.headers.authorization.slice('Bearer '.length));
+    expect(exporter.output()).not.toContain(runId);
   });
 
   it('is readable by a SIEM client nobody in this project wrote: kcat consumes the Kafka feed', async () => {

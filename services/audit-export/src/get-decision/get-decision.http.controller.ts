@@ -4,7 +4,7 @@ import { type DataSource } from 'typeorm';
 import { answer } from '../errors.js';
 import { type ExportOptions } from '../export-config.js';
 import { parseRequest } from '../http/parse-request.js';
-import { authenticate, tenantScope } from '../http/reader-auth.js';
+import { authenticate, logRead, tenantScope } from '../http/reader-auth.js';
 import { type DecisionView } from '../query-decisions/decision-view.js';
 import { EXPORT_OPTIONS } from '../tokens.js';
 import { DecisionIdParams, readDecision } from './get-decision.js';
@@ -25,6 +25,8 @@ export class GetDecisionController {
   async get(@Headers('authorization') authorization: string | undefined, @Param('id') id: string): Promise<DecisionView> {
     const reader = authenticate(authorization, this.options.readers ?? []);
     const params = parseRequest(DecisionIdParams, { id });
-    return answer(await readDecision(this.dataSource.manager, this.config.database.schema, params.id, tenantScope(reader)));
+    const decision = answer(await readDecision(this.dataSource.manager, this.config.database.schema, params.id, tenantScope(reader)));
+    logRead(reader, 'decision', 1);
+    return decision;
   }
 }

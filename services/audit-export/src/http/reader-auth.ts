@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { type Allowed, allowed, type ApiKeyPrincipal, ApiKeySha256, bearerCredential, findByApiKey, parsePrincipalList } from '@gatehouse/service-runtime';
 import { z } from 'zod';
 import { AuditError } from '../errors.js';
@@ -28,6 +29,16 @@ export function authenticate<P extends ApiKeyPrincipal>(authorization: string | 
   const found = credential === undefined ? undefined : findByApiKey(credential, principals);
   if (!found) throw new AuditError('AUDIT.UNAUTHENTICATED');
   return found;
+}
+
+const log = new Logger('audit-export');
+
+/**
+ * One line per answered read, for whoever audits the auditors: the reader's id, the route and how
+ * many decisions it returned; never a filter value or a key.
+ */
+export function logRead(reader: AuditReader, route: 'decisions' | 'decision' | 'timeline', returned: number): void {
+  log.log(`audit read {"reader":${JSON.stringify(reader.id)},"route":"${route}","returned":${returned}}`);
 }
 
 /** The tenants a query may see, as SQL takes them: every one, or a list. */

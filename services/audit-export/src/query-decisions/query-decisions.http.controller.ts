@@ -4,7 +4,7 @@ import { type DataSource } from 'typeorm';
 import { answer } from '../errors.js';
 import { type ExportOptions } from '../export-config.js';
 import { parseRequest } from '../http/parse-request.js';
-import { authenticate, tenantScope } from '../http/reader-auth.js';
+import { authenticate, logRead, tenantScope } from '../http/reader-auth.js';
 import { EXPORT_OPTIONS } from '../tokens.js';
 import { type DecisionPage, DecisionQuerySchema, queryDecisions } from './query-decisions.js';
 
@@ -23,6 +23,8 @@ export class QueryDecisionsController {
   @Get()
   async list(@Headers('authorization') authorization: string | undefined, @Query() raw: Record<string, unknown>): Promise<DecisionPage> {
     const reader = authenticate(authorization, this.options.readers ?? []);
-    return answer(await queryDecisions(this.dataSource.manager, this.config.database.schema, parseRequest(DecisionQuerySchema, raw), tenantScope(reader)));
+    const page = answer(await queryDecisions(this.dataSource.manager, this.config.database.schema, parseRequest(DecisionQuerySchema, raw), tenantScope(reader)));
+    logRead(reader, 'decisions', page.items.length);
+    return page;
   }
 }

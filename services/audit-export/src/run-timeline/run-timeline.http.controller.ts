@@ -3,7 +3,7 @@ import { DATA_SOURCE, type ServiceConfig, SERVICE_CONFIG } from '@gatehouse/serv
 import { type DataSource } from 'typeorm';
 import { type ExportOptions } from '../export-config.js';
 import { parseRequest } from '../http/parse-request.js';
-import { authenticate, tenantScope } from '../http/reader-auth.js';
+import { authenticate, logRead, tenantScope } from '../http/reader-auth.js';
 import { EXPORT_OPTIONS } from '../tokens.js';
 import { RunParams, type RunTimeline, runTimeline } from './run-timeline.js';
 
@@ -20,6 +20,8 @@ export class RunTimelineController {
   async timeline(@Headers('authorization') authorization: string | undefined, @Param('runId') runId: string): Promise<RunTimeline> {
     const reader = authenticate(authorization, this.options.readers ?? []);
     const params = parseRequest(RunParams, { runId });
-    return runTimeline(this.dataSource.manager, this.config.database.schema, params.runId, tenantScope(reader));
+    const timeline = await runTimeline(this.dataSource.manager, this.config.database.schema, params.runId, tenantScope(reader));
+    logRead(reader, 'timeline', timeline.decisions.length);
+    return timeline;
   }
 }
