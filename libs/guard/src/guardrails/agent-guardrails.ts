@@ -248,6 +248,25 @@ interface TextPart {
 }
 
 /**
+ * The messages with each text part of the selected roles replaced by `rewrite(text)`, in order
+ * (a refusal throws out of `rewrite`); other parts and messages are kept as they are.
+ */
+async function rewriteTextParts<M extends { readonly role: string; readonly content: unknown }>(messages: readonly M[], selected: (role: string) => boolean, rewrite: (text: string) => Promise<string>): Promise<M[]> {
+  const out: M[] = [];
+  for (const message of messages) {
+    const parts = (message.content as { parts?: TextPart[] }).parts;
+    if (!selected(message.role) || !Array.isArray(parts)) {
+      out.push(message);
+      continue;
+    }
+    const next: TextPart[] = [];
+    for (const part of parts) next.push(part.type === 'text' && typeof part.text === 'string' ? { ...part, text: await rewrite(part.text) } : part);
+    out.push({ ...message, content: { ...(message.content as object), parts: next } });
+  }
+  return out;
+}
+
+/**
  * The guardrails' Mastra processor: `pre-prompt` on every text part of the input (mask/rewrite replace
  * the part; deny, approve and halt refuse the call); before every model step a halted run ends;
  * `post-model` on every text part of the answer before Mastra stores it (mask/rewrite replace the
@@ -264,33 +283,13 @@ export class GuardrailProcessor implements Processor<typeof GUARDRAIL_PROCESSOR_
     const { messages, abort, requestContext, abortSignal } = args;
     try {
       if (!hasPlacement(this.options.guardrails, 'pre-prompt')) return messages;
-      const out: ProcessInputArgs['messages'] = [];
-      for (const message of messages) {
-        const parts = (message.content as { parts?: TextPart[] }).parts;
-        if (message.role === 'system' || !Array.isArray(parts)) {
-          out.push(message);
-          continue;
-        }
-        const next: TextPart[] = [];
-        for (const part of parts) {
-          if (part.type !== 'text' || typeof part.text !== 'string') {
-            next.push(part);
-            continue;
-          }
-          const decision = await decide(this.options, 'pre-prompt', part.text, requestContext, abortSignal, `agent:${this.options.agentId}`, {});
-          const action = decision.verdict.action;
-          if (action === 'mask' || action === 'rewrite') {
-            const payload = decision.verdict.payload;
-            next.push({ ...part, text: typeof payload === 'string' ? payload : JSON.stringify(payload) });
-          } else if (action === 'allow' || action === 'observe') {
-            next.push(part);
-          } else {
-            this.stop(decision, requestContext, abort);
-          }
-        }
-        out.push({ ...message, content: { ...message.content, parts: next } } as (typeof messages)[number]);
-      }
-      return out;
+      return await rewriteTextParts(messages, (role) => role !== 'system', async (text) => {
+        const decision = await decide(this.options, 'pre-prompt', text, requestContext, abortSignal, `agent:${this.options.agentId}`, {});
+        const { action, payload } = decision.verdict;
+        if (action === 'mask' || action === 'rewrite') return typeof payload === 'string' ? payload : JSON.stringify(payload);
+        if (action === 'allow' || action === 'observe') return text;
+        return this.stop(decision, requestContext, abort);
+      });
     } catch (error) {
       if (isTripWire(error)) throw error;
       return abort('Guardrail evaluation failed', { metadata: { code: 'GUARDRAIL.FAULT' } });
@@ -301,34 +300,17 @@ export class GuardrailProcessor implements Processor<typeof GUARDRAIL_PROCESSOR_
     const { messages, abort, requestContext, abortSignal } = args;
     try {
       if (!hasPlacement(this.options.guardrails, 'post-model')) return messages;
-      const out: ProcessOutputResultArgs['messages'] = [];
-      for (const message of messages) {
-        const parts = (message.content as { parts?: TextPart[] }).parts;
-        if (message.role !== 'assistant' || !Array.isArray(parts)) {
-          out.push(message);
-          continue;
+      return await rewriteTextParts(messages, (role) => role === 'assistant', async (text) => {
+        if (text.length === 0) return text;
+        const outcome = await judgeAnswerOnce(this.options, text, requestContext, abortSignal);
+        if (outcome.kind === 'pass') return outcome.text;
+        if (outcome.kind === 'halted') {
+          const run = guardrailRunOf(requestContext);
+          if (run) run.halted ??= { by: outcome.by, reason: outcome.reason };
         }
-        const next: TextPart[] = [];
-        for (const part of parts) {
-          if (part.type !== 'text' || typeof part.text !== 'string' || part.text.length === 0) {
-            next.push(part);
-            continue;
-          }
-          const outcome = await judgeAnswerOnce(this.options, part.text, requestContext, abortSignal);
-          if (outcome.kind === 'pass') {
-            next.push({ ...part, text: outcome.text });
-            continue;
-          }
-          if (outcome.kind === 'halted') {
-            const run = guardrailRunOf(requestContext);
-            if (run) run.halted ??= { by: outcome.by, reason: outcome.reason };
-          }
-          const code = outcome.kind === 'halted' ? 'GUARDRAIL.HALTED' : outcome.code;
-          return abort(outcome.reason, { metadata: { code, guardrail: outcome.by, placement: 'post-model' } });
-        }
-        out.push({ ...message, content: { ...message.content, parts: next } } as (typeof messages)[number]);
-      }
-      return out;
+        const code = outcome.kind === 'halted' ? 'GUARDRAIL.HALTED' : outcome.code;
+        return abort(outcome.reason, { metadata: { code, guardrail: outcome.by, placement: 'post-model' } });
+      });
     } catch (error) {
       if (isTripWire(error)) throw error;
       return abort('Guardrail evaluation failed', { metadata: { code: 'GUARDRAIL.FAULT' } });
