@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,7 +27,7 @@ beforeAll(async () => {
   kafka = testKafka('fault-export');
   namespace = await provisionedNamespace(kafka, 'fault');
   database = await throwawayDatabase('gh_fault');
-  env = { ...reader.env, GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest', GATEHOUSE_PORT: String(await freePort()) };
+  env = { ...reader.env, GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_KAFKA: 'true', GATEHOUSE_EXPORT_FROM: 'earliest', GATEHOUSE_PORT: String(await freePort()) };
   producer = await EventProducer.connect(testKafka('fault-export-agent', 'agent'), { namespace });
 }, 60_000);
 
@@ -81,8 +82,38 @@ function checkFeed(format: 'ocsf' | 'cef', onTopic: readonly string[]): void {
   }
 }
 
+/** The event ids on the SIEM topic (the Kafka sink's feed, key = event id), in offset order per partition. */
+async function siemIds(): Promise<string[]> {
+  const topic = `${namespace}.gatehouse.siem.v1`;
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
+  const pending = new Set(ends.filter((e) => Number(e.high) > Number(e.low)).map((e) => e.partition));
+  const ids: string[] = [];
+  if (pending.size === 0) return ids;
+  const consumer = kafka.consumer({ groupId: `gatehouse-replay-${randomUUID()}`, maxWaitTimeInMs: 250 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          const end = Number(ends.find((e) => e.partition === partition)?.high ?? 0);
+          if (Number(message.offset) >= end) return;
+          ids.push(message.key?.toString('utf8') ?? '');
+          if (Number(message.offset) + 1 >= end && pending.delete(partition) && pending.size === 0) resolve();
+        },
+      });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return ids;
+}
+
 describe('the audit export killed mid-work', () => {
-  it('resumes from its stored positions: the projection and the SIEM files hold every decision exactly once', async () => {
+  it('resumes from its stored positions: the projection, the SIEM files and the SIEM topic hold every decision exactly once', async () => {
     const first = await startService('audit-export', env);
     let second: Started & { url: string } = first;
     // Guarded agents' decisions, through the required sink: an id counts once Kafka acknowledged it.
@@ -135,6 +166,13 @@ describe('the audit export killed mid-work', () => {
     // Each decision once in each feed, wherever in a batch the kill fell.
     checkFeed('ocsf', onTopic);
     checkFeed('cef', onTopic);
+    // The Kafka feed too: the restarted sink read the topic's end back and did not send those lines again.
+    const fed = await waitFor(async () => {
+      const ids = await siemIds();
+      return new Set(ids).size >= onTopic.length ? ids : undefined;
+    }, { what: 'every decision on the SIEM topic', timeoutMs: 30_000, intervalMs: 250 });
+    expect(fed.filter((id, i) => fed.indexOf(id) !== i)).toEqual([]);
+    expect(new Set(fed)).toEqual(new Set(onTopic));
 
     // The projection behind the query API: every decision exactly once, as on the topic.
     const projected = await waitFor(async () => {

@@ -69,8 +69,9 @@ export const TOPIC_GRANTS: Readonly<Record<TopicId, TopicGrant>> = {
 
 /** Topics outside the catalog, by base name (a namespace prefixes them like catalog topics). */
 export const EXTRA_TOPIC_GRANTS: Readonly<Record<string, TopicGrant>> = {
-  // The SIEM feed audit-export writes (services/audit-export/src/sinks/kafka-sink.ts) and creates when missing.
-  'gatehouse.siem.v1': { writers: ['auditExport'], readers: [], creators: ['auditExport'] },
+  // The SIEM feed audit-export writes (services/audit-export/src/sinks/kafka-sink.ts) and creates when
+  // missing; it reads the feed's end back after a restart or a lost acknowledgement, to send each record once.
+  'gatehouse.siem.v1': { writers: ['auditExport'], readers: ['auditExport'], creators: ['auditExport'] },
 };
 
 /**

@@ -97,6 +97,7 @@ describe('ACL grants', () => {
     expect(Object.values(P).filter((u) => can(u, AclOperationTypes.READ, 'gatehouse.audit.v1'))).toEqual([P.auditExport]);
     expect(Object.values(P).filter((u) => can(u, AclOperationTypes.READ, 'gatehouse.ledger.v1'))).toEqual([P.ledger]);
     expect(can(P.auditExport, AclOperationTypes.CREATE, 'gatehouse.siem.v1')).toBe(true);
+    expect(Object.values(P).filter((u) => can(u, AclOperationTypes.READ, 'gatehouse.siem.v1'))).toEqual([P.auditExport]);
   });
 
   it('grants readers the throwaway groups and writers their transactional ids, by prefix', () => {

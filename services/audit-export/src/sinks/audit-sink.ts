@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { GatehouseError } from '@gatehouse/contracts';
 import { type ExportLine, type FeedFormat } from '../feeds/export-line.js';
 
@@ -14,6 +15,12 @@ export interface AuditSink {
   write(lines: readonly ExportLine[]): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The identity of a line a sink finds already written: a line's text is a pure function of its
+ * record (and carries the event id), so equal digests are the same record in the same format.
+ */
+export const lineDigest = (text: string): string => createHash('sha256').update(text).digest('base64');
 
 /** A sink did not acknowledge a batch; always retryable. */
 export class SinkUnavailableError extends GatehouseError {

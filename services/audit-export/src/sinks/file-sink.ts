@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { mkdir, open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { type ExportLine, type FeedFormat } from '../feeds/export-line.js';
-import { type AuditSink, SinkUnavailableError } from './audit-sink.js';
+import { type AuditSink, lineDigest as digest, SinkUnavailableError } from './audit-sink.js';
 
 export interface FileSinkOptions {
   readonly directory: string;
@@ -26,8 +25,6 @@ const EXTENSION: Record<FeedFormat, string> = { ocsf: 'jsonl', cef: 'cef' };
  * fit in many times over.
  */
 export const RECOVERY_WINDOW_BYTES = 16 * 1024 * 1024;
-
-const digest = (text: string): string => createHash('sha256').update(text).digest('base64');
 
 /**
  * Appends lines to one file per feed format and source partition

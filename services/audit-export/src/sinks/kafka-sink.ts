@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { type ExportLine, type FeedFormat } from '../feeds/export-line.js';
 import { Partitioners } from '@gatehouse/kafka';
 import { type Kafka, type Producer } from 'kafkajs';
-import { type AuditSink, SinkUnavailableError } from './audit-sink.js';
+import { type AuditSink, lineDigest, SinkUnavailableError } from './audit-sink.js';
 
 /** The SIEM feed topic's base name; a namespace prefixes it like every gatehouse topic. */
 export const SIEM_TOPIC = 'gatehouse.siem.v1';
@@ -17,21 +18,37 @@ export interface KafkaSinkOptions {
   /** Partitions when the sink creates the topic. Default 1: one total order for the SIEM. */
   readonly partitions?: number;
   readonly replicationFactor?: number;
+  /** Records read back from the end of each SIEM partition on recovery (default 10,000; at least a batch). */
+  readonly recoveryWindow?: number;
+  /** Deadline of that read, ms (default 30,000): past it the write fails and is retried. */
+  readonly recoveryTimeoutMs?: number;
 }
 
 /**
  * Appends lines to `gatehouse.siem.v1` (key = event id, acks=all, idempotent producer).
  * The topic is created at start when missing. With one partition (the default) the SIEM
  * reads the export's order; with more, order holds per key only.
+ *
+ * Each record once, across restarts and lost acknowledgements. The pipeline re-sends a batch
+ * whose positions it did not store (the process stopped) or that a sink did not acknowledge (the
+ * append may still have landed). So on its first write after starting, and on the first write
+ * after a failed append, the sink reads back the last `recoveryWindow` records of each SIEM
+ * partition and skips every line already there, per source partition until the first line that
+ * is not (log order: none after it can be).
  */
 export class KafkaTopicSink implements AuditSink {
   readonly name = 'kafka';
   readonly formats: readonly FeedFormat[];
   readonly topic: string;
+  /** Digests of the lines found at the end of the topic; undefined until read (again). */
+  private found: Set<string> | undefined;
+  /** Source partitions whose lines are past the recovered ones. */
+  private readonly settled = new Set<number>();
+  private skipped = 0;
 
   private constructor(
     private readonly producer: Producer,
-    options: KafkaSinkOptions,
+    private readonly options: KafkaSinkOptions,
   ) {
     this.formats = [options.format];
     this.topic = siemTopicName(options.namespace);
@@ -69,14 +86,99 @@ export class KafkaTopicSink implements AuditSink {
 
   async write(lines: readonly ExportLine[]): Promise<void> {
     if (lines.length === 0) return;
+    if (this.found === undefined) {
+      this.found = await this.readTail();
+      this.settled.clear();
+    }
+    const fresh: ExportLine[] = [];
+    for (const line of lines) {
+      if (!this.settled.has(line.partition)) {
+        if (this.found.has(lineDigest(line.text))) {
+          this.skipped += 1;
+          continue;
+        }
+        this.settled.add(line.partition);
+      }
+      fresh.push(line);
+    }
+    if (fresh.length === 0) return;
     try {
       await this.producer.send({
         topic: this.topic,
         acks: -1,
-        messages: lines.map((l) => ({ key: l.eventId, value: l.text, headers: { 'gatehouse-feed': l.format } })),
+        messages: fresh.map((l) => ({ key: l.eventId, value: l.text, headers: { 'gatehouse-feed': l.format } })),
       });
     } catch (error) {
+      // The append may have landed without its acknowledgement: the retry reads the tail again.
+      this.found = undefined;
       throw new SinkUnavailableError(this.name, 'append failed', error);
+    }
+  }
+
+  /** Lines not sent again because the topic already held them (after a restart or a lost acknowledgement). */
+  get skippedOnRecovery(): number {
+    return this.skipped;
+  }
+
+  /** The digests of the last `recoveryWindow` records of every partition of the topic. */
+  private async readTail(): Promise<Set<string>> {
+    const found = new Set<string>();
+    const window = BigInt(this.options.recoveryWindow ?? 10_000);
+    const admin = this.options.kafka.admin();
+    const ranges = new Map<number, { from: bigint; to: bigint }>();
+    try {
+      await admin.connect();
+      for (const o of await admin.fetchTopicOffsets(this.topic)) {
+        const low = BigInt(o.low);
+        const high = BigInt(o.high);
+        const from = high - window > low ? high - window : low;
+        if (from < high) ranges.set(o.partition, { from, to: high });
+      }
+    } catch (error) {
+      throw new SinkUnavailableError(this.name, 'could not read the topic end', error);
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+    if (ranges.size === 0) return found;
+    // kafkajs has no manual assignment: a throwaway group that never commits stands in for it.
+    const consumer = this.options.kafka.consumer({ groupId: `gatehouse-replay-${randomUUID()}`, allowAutoTopicCreation: false, maxWaitTimeInMs: 250 });
+    const pending = new Set(ranges.keys());
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the read back did not reach the end in time')), this.options.recoveryTimeoutMs ?? 30_000);
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          if (payload.restart) return;
+          clearTimeout(timer);
+          reject(payload.error);
+        });
+        consumer
+          .run({
+            autoCommit: false,
+            eachMessage: async ({ partition, message }) => {
+              const range = ranges.get(partition);
+              const offset = BigInt(message.offset);
+              if (!range || !pending.has(partition) || offset < range.from || offset >= range.to) return;
+              if (message.value) found.add(lineDigest(message.value.toString('utf8')));
+              if (offset + 1n >= range.to) {
+                pending.delete(partition);
+                if (pending.size === 0) {
+                  clearTimeout(timer);
+                  resolve();
+                }
+              }
+            },
+          })
+          .then(() => {
+            for (const [partition, range] of ranges) consumer.seek({ topic: this.topic, partition, offset: range.from.toString() });
+          }, reject);
+      });
+      return found;
+    } catch (error) {
+      throw new SinkUnavailableError(this.name, 'could not read the topic back', error);
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
     }
   }
 
