@@ -230,6 +230,16 @@ describe('guardrails in the agent loop: tool-result, pre-prompt, post-model', ()
     const denied = agentWith([{ text: 'the answer' }], [rule('no-answers', 'post-model', 'deny')]);
     expect(await denied.agent.generate('hi', { requestContext: context() })).toMatchObject({ text: '', stopReason: 'tripwire', tripwire: { code: 'GUARDRAIL.DENIED' } });
   });
+
+  it('halts on the answer of generate() with stopReason guardrail, and refuses when the guardrail throws', async () => {
+    const halting = agentWith([{ text: 'the answer' }], [rule('stop-all', 'post-model', 'halt')]);
+    expect(await halting.agent.generate('hi', { requestContext: context() })).toMatchObject({ stopReason: 'guardrail', haltedBy: 'stop-all', text: '', tripwire: { code: 'GUARDRAIL.HALTED' } });
+    const throwing: Guardrail = { name: 'broken', placements: ['post-model'], check: () => { throw new Error('jane@example.com'); } };
+    const broken = agentWith([{ text: 'mail jane@example.com' }], [throwing]);
+    const result = await broken.agent.generate('hi', { requestContext: context() });
+    expect(result).toMatchObject({ stopReason: 'tripwire', text: '' });
+    expect(JSON.stringify(result)).not.toContain('jane');
+  });
 });
 
 describe('guardrails in the agent loop: stream', () => {
