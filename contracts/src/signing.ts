@@ -29,6 +29,8 @@ export const GRANT_SIGNERS: Readonly<Record<string, Signer>> = Object.freeze({
   LedgerKeyTakenOver: 'ledger',
   LedgerKeyReconciled: 'ledger',
   LedgerKeyResolved: 'ledger',
+  // An expiry frees a completed key (the next call runs again): only the ledger service may say so.
+  LedgerKeyExpired: 'ledger',
   LedgerRateConsumed: 'ledger',
   PolicyBundlePublished: 'policy',
 });

@@ -3,6 +3,7 @@ import { DecisionRecordedV1 } from './events/audit.js';
 import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1 } from './events/approvals.js';
 import {
   LedgerKeyCompletedV1,
+  LedgerKeyExpiredV1,
   LedgerKeyFailedV1,
   LedgerKeyReconciledV1,
   LedgerKeyReservedV1,
@@ -59,6 +60,7 @@ export const TOPICS = {
       LedgerKeyTakenOverV1,
       LedgerKeyReconciledV1,
       LedgerKeyResolvedV1,
+      LedgerKeyExpiredV1,
       LedgerRateConsumedV1,
     ],
   },

@@ -86,6 +86,8 @@ siem_dir="$GATEHOUSE_STATE_DIR/siem"
 service_env() {
   case "$1" in
     audit-export) echo "GATEHOUSE_EXPORT_FILE_DIR=$siem_dir" ;;
+    # A completed idempotency key replays its result for a day, then the ledger forgets it.
+    idempotency-ledger) echo "GATEHOUSE_LEDGER_RETAIN_COMPLETED_MS=86400000" ;;
   esac
 }
 run_dir="$GATEHOUSE_STATE_DIR/services"

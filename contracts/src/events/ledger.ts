@@ -79,6 +79,18 @@ export const LedgerKeyResolvedV1 = defineEvent(
 export type LedgerKeyResolved = z.infer<typeof LedgerKeyResolvedV1>;
 
 /**
+ * The ledger service's retention: a completed key whose completion is older than `before` is
+ * forgotten (its record and result dropped), so the ledger's state stays bounded. A later call
+ * with the same key runs again. Clamped to the event's own append time: never the future.
+ */
+export const LedgerKeyExpiredV1 = defineEvent(
+  'LedgerKeyExpired',
+  1,
+  z.object({ key: LedgerKey, before: z.number().int().nonnegative() }),
+);
+export type LedgerKeyExpired = z.infer<typeof LedgerKeyExpiredV1>;
+
+/**
  * A request to spend one unit of a shared budget. Every request is on the log; the fold
  * admits it or not by the log append time, and a refused request consumes nothing.
  */

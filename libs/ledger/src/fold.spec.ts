@@ -3,6 +3,7 @@ import { randomUUID, createHash } from 'node:crypto';
 import {
   createEvent as createUnsigned,
   LedgerKeyCompletedV1,
+  LedgerKeyExpiredV1,
   LedgerKeyFailedV1,
   LedgerKeyReconciledV1,
   LedgerKeyReservedV1,
@@ -24,6 +25,7 @@ const meta = { source: 'service:idempotency-ledger', tenant: 'acme', subject: ke
 const reserved = (lease: string, ttl = 1_000) => createEvent(LedgerKeyReservedV1, meta, { key, connectorId: 'c', leaseToken: lease, holder: 'h', pendingTtlMs: ttl });
 const takenOver = (previous: string, lease: string) => createEvent(LedgerKeyTakenOverV1, meta, { key, previousLeaseToken: previous, leaseToken: lease, holder: 'h2', pendingTtlMs: 1_000 });
 const completed = (lease: string, result: unknown = { ok: 1 }) => createEvent(LedgerKeyCompletedV1, meta, { key, leaseToken: lease, result: result as never });
+const expired = (before: number) => createEvent(LedgerKeyExpiredV1, meta, { key, before });
 const failed = (lease: string) => createEvent(LedgerKeyFailedV1, meta, { key, leaseToken: lease, code: 'X', retryable: true });
 const consume = (algorithm: 'fixed-window' | 'sliding-window', count: number, windowMs: number) =>
   createEvent(LedgerRateConsumedV1, { ...meta, subject: budget }, { budgetKey: budget, claimId: randomUUID(), algorithm, count, windowMs });
@@ -107,6 +109,46 @@ describe('idempotency keys', () => {
       { event: consume('sliding-window', 3, 1_000), logTime: 150 },
     ];
     expect(foldLedger(records, TEST_KEYRING)).toEqual(foldLedger(records, TEST_KEYRING));
+  });
+});
+
+describe('retention of completed keys', () => {
+  it('forgets a completion older than `before`: the next call with the key runs again', () => {
+    const state = createLedgerState(TEST_KEYRING);
+    const [a, b] = [randomUUID(), randomUUID()];
+    applyLedgerEvent(state, reserved(a), 0);
+    applyLedgerEvent(state, completed(a), 10);
+    expect(applyLedgerEvent(state, expired(10), 500)).toEqual({ kind: 'rejected', reason: 'not-expired' }); // completed at `before`, not before it
+    expect(state.keys.get(key)).toMatchObject({ status: 'completed' });
+    expect(applyLedgerEvent(state, expired(11), 500)).toEqual({ kind: 'accepted' });
+    expect(state.keys.has(key)).toBe(false);
+    expect(applyLedgerEvent(state, reserved(b), 501)).toEqual({ kind: 'accepted' });
+    // A second expiry (another replica sweeping) finds nothing completed to expire.
+    expect(applyLedgerEvent(state, expired(600), 600)).toEqual({ kind: 'rejected', reason: 'not-expired' });
+    expect(state.keys.get(key)).toMatchObject({ status: 'pending', leaseToken: b });
+  });
+
+  it('never expires a key that is pending or ambiguous, nor ahead of the log: `before` is clamped to the append time', () => {
+    const state = createLedgerState(TEST_KEYRING);
+    const a = randomUUID();
+    expect(applyLedgerEvent(state, expired(100), 100)).toEqual({ kind: 'rejected', reason: 'unknown-key' });
+    applyLedgerEvent(state, reserved(a), 0);
+    expect(applyLedgerEvent(state, expired(1_000_000), 1_000_000)).toEqual({ kind: 'rejected', reason: 'not-expired' });
+    applyLedgerEvent(state, completed(a), 2_000_000);
+    // A sweeper whose clock runs ahead asks for a `before` the log has not reached: the append time wins.
+    expect(applyLedgerEvent(state, expired(9_000_000), 2_000_000)).toEqual({ kind: 'rejected', reason: 'not-expired' });
+    expect(applyLedgerEvent(state, expired(9_000_000), 2_000_001)).toEqual({ kind: 'accepted' });
+  });
+
+  it('takes an expiry only from the ledger service', () => {
+    const state = createLedgerState(TEST_KEYRING);
+    const a = randomUUID();
+    applyLedgerEvent(state, reserved(a), 0);
+    applyLedgerEvent(state, completed(a), 1);
+    const forged = createUnsigned(LedgerKeyExpiredV1, meta, { key, before: 100 });
+    expect(applyLedgerEvent(state, forged, 100)).toEqual({ kind: 'rejected', reason: 'untrusted-signature' });
+    expect(applyLedgerEvent(state, signEvent(forged, TEST_KEYS.approval), 100)).toEqual({ kind: 'rejected', reason: 'untrusted-signature' });
+    expect(state.keys.get(key)).toMatchObject({ status: 'completed' });
   });
 });
 

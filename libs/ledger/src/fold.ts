@@ -87,6 +87,14 @@ export function applyLedgerEvent(state: LedgerState, event: LedgerEvent, logTime
       }
       return setKey(state, p.key, undefined);
     }
+    case 'LedgerKeyExpired': {
+      const p = event.payload;
+      const current = state.keys.get(p.key);
+      if (!current) return reject('unknown-key');
+      // Only a completion older than `before`, and never one the log has not reached yet.
+      if (current.status !== 'completed' || current.completedAt >= Math.min(p.before, logTime)) return reject('not-expired');
+      return setKey(state, p.key, undefined);
+    }
     case 'LedgerRateConsumed':
       return consume(state, event, logTime);
     default: {

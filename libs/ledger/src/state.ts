@@ -26,6 +26,7 @@ export type RejectionReason =
   | 'lease-lost' // a late completion, failure or reconcile from a holder that was taken over
   | 'not-ambiguous'
   | 'unknown-key'
+  | 'not-expired' // an expiry for a key that is not completed, or completed since `before`
   | 'untrusted-signature'; // not signed by a trusted key of the ledger service
 
 /**

@@ -6,6 +6,7 @@ import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { CompleteKeyController } from './complete-key/complete-key.http.controller.js';
 import { EchoController } from './echo/echo.http.controller.js';
+import { KeyExpiry } from './expire-keys/key-expiry.js';
 import { ConsumeRateController } from './consume-rate/consume-rate.http.controller.js';
 import { systemClock } from './engine/ledger-port.js';
 import { LedgerEngine } from './engine/ledger-engine.js';
@@ -61,6 +62,7 @@ export class LedgerModule implements OnModuleDestroy {
               log: nestFoldLog('ledger'),
             }),
         },
+        KeyExpiry,
         { provide: APP_FILTER, useClass: LedgerExceptionFilter },
       ],
     };

@@ -13,6 +13,7 @@ export type LedgerCode =
   | 'LEDGER.LEASE_LOST'
   | 'LEDGER.NOT_AMBIGUOUS'
   | 'LEDGER.UNKNOWN_KEY'
+  | 'LEDGER.NOT_EXPIRED'
   | 'LEDGER.UNAVAILABLE'
   | 'LEDGER.INTERNAL';
 
@@ -39,6 +40,8 @@ export function codeForRejection(reason: RejectionReason): LedgerCode {
       return 'LEDGER.NOT_AMBIGUOUS';
     case 'unknown-key':
       return 'LEDGER.UNKNOWN_KEY';
+    case 'not-expired':
+      return 'LEDGER.NOT_EXPIRED';
     case 'untrusted-signature':
       // Our own event failed our own keyring: a key that is not trusted was configured. Start-up refuses that.
       return 'LEDGER.INTERNAL';
@@ -60,6 +63,7 @@ const MESSAGES: Record<LedgerCode, string> = {
   'LEDGER.LEASE_LOST': 'the lease was lost to a takeover or is not the current one',
   'LEDGER.NOT_AMBIGUOUS': 'the key is not ambiguous',
   'LEDGER.UNKNOWN_KEY': 'the ledger has no reservation for this key',
+  'LEDGER.NOT_EXPIRED': 'the key is not a completion past the retention',
   'LEDGER.UNAVAILABLE': 'the ledger could not confirm a decision in time',
   'LEDGER.INTERNAL': 'the ledger failed',
 };

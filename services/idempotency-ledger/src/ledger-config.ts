@@ -7,6 +7,13 @@ export const LEDGER_ENV = {
   operatorTokens: 'GATEHOUSE_LEDGER_OPERATOR_TOKENS',
   /** How long a writer waits for its own verdict, ms (default 5000). Past it: 503 LEDGER.UNAVAILABLE. */
   decisionDeadlineMs: 'GATEHOUSE_LEDGER_DECISION_DEADLINE_MS',
+  /**
+   * How long a completed key is kept for replay, ms; then the service appends its expiry and
+   * forgets it (a later call with the key runs again). Unset: completed keys are kept forever.
+   */
+  retainCompletedMs: 'GATEHOUSE_LEDGER_RETAIN_COMPLETED_MS',
+  /** How often the service looks for completed keys past the retention, ms (default 60000). */
+  expirySweepMs: 'GATEHOUSE_LEDGER_EXPIRY_SWEEP_MS',
 } as const;
 
 /** An operator allowed to resolve ambiguous keys. Only a digest of the token is kept. */
@@ -19,6 +26,10 @@ export interface OperatorCredential {
 export interface LedgerOptions {
   readonly operators: readonly OperatorCredential[];
   readonly decisionDeadlineMs: number;
+  /** Completed keys past this age (ms, by log time) are expired; undefined: kept forever. */
+  readonly retainCompletedMs?: number;
+  /** How often expired keys are looked for, ms. */
+  readonly expirySweepMs?: number;
   /** Signs every ledger event (GATEHOUSE_SIGNING_KEY_FILE, GATEHOUSE_SIGNING_KEY_ID). */
   readonly signingKey: SigningKey;
   /** The ledger keys the fold trusts (GATEHOUSE_TRUSTED_KEYS_FILE): this service's own, and others' during a rotation. */
@@ -56,8 +67,22 @@ export function ledgerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ledg
   if (!Number.isInteger(deadline) || deadline < 1 || deadline > 60_000) {
     throw invalid(LEDGER_ENV.decisionDeadlineMs, 'must be a whole number of milliseconds between 1 and 60000');
   }
+  const retain = env[LEDGER_ENV.retainCompletedMs];
+  const retainCompletedMs = retain === undefined || retain === '' ? undefined : Number(retain);
+  // At least a second: a shorter retention would expire keys while their callers still retry.
+  if (retainCompletedMs !== undefined && (!Number.isSafeInteger(retainCompletedMs) || retainCompletedMs < 1_000)) {
+    throw invalid(LEDGER_ENV.retainCompletedMs, 'must be a whole number of milliseconds, at least 1000');
+  }
+  const sweep = Number(env[LEDGER_ENV.expirySweepMs] ?? 60_000);
+  if (!Number.isInteger(sweep) || sweep < 100 || sweep > 86_400_000) throw invalid(LEDGER_ENV.expirySweepMs, 'must be a whole number of milliseconds between 100 and 86400000');
   const signingKey = signingKeyFromEnv('ledger', env);
   const keyring = keyringFromEnv(env);
   assertSelfTrusted(signingKey, keyring);
-  return { operators: parseOperatorTokens(env[LEDGER_ENV.operatorTokens]), decisionDeadlineMs: deadline, signingKey, keyring };
+  return {
+    operators: parseOperatorTokens(env[LEDGER_ENV.operatorTokens]),
+    decisionDeadlineMs: deadline,
+    ...(retainCompletedMs === undefined ? {} : { retainCompletedMs, expirySweepMs: sweep }),
+    signingKey,
+    keyring,
+  };
 }

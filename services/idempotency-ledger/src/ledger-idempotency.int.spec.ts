@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
-import { createEvent, LedgerKeyReservedV1, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { createEvent, LedgerKeyExpiredV1, LedgerKeyReservedV1, signEvent, type TopicEvent } from '@gatehouse/contracts';
 import { testSigningKey } from '@gatehouse/contracts/testing';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -389,5 +389,25 @@ describe('forged ledger outcomes', () => {
     const won = await reserve(app, key);
     expect(won.status).toBe(200);
     expect(won.body).toMatchObject({ status: 'reserved', takenOver: false });
+  });
+
+  it('ignores a forged expiry: a completed key stays completed, so its call is not run again', async () => {
+    const options = await isolated();
+    const app = await boot(options);
+    const key = newKey();
+    const won = await reserve(app, key);
+    expect((await app.post('/v1/idempotency/completions', { key, leaseToken: won.body['leaseToken'], result: { refunded: 20 } })).status).toBe(200);
+    // An expiry would free the key for a second refund: only the ledger service may append one.
+    const producer = await EventProducer.connect(kafka, { namespace: options.namespace });
+    try {
+      const expiry = createEvent(LedgerKeyExpiredV1, { source: 'guard:rogue', tenant: 'ledger', subject: key }, { key, before: Date.now() + 3_600_000 });
+      await producer.publish('ledger', expiry);
+      await producer.publish('ledger', signEvent(expiry, testSigningKey('ledger', 'ledger-test')));
+    } finally {
+      await producer.close();
+    }
+    await waitFor(() => (app.engine.status().untrustedGrants === 2 ? true : undefined), { what: 'both forgeries ignored' });
+    expect(app.engine.key(key)).toMatchObject({ status: 'completed' });
+    expect((await reserve(app, key)).body).toMatchObject({ status: 'completed', result: { refunded: 20 } });
   });
 });

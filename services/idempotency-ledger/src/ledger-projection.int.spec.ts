@@ -154,4 +154,36 @@ describe('the PostgreSQL projection', () => {
     expect(comparison.equal).toBe(true);
     expect(comparison.rows.keys).toBeGreaterThan(0);
   });
+
+  it('expires completed keys past the retention: the fold forgets them, their rows go, the key runs again, and a replay agrees', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    schemaCount += 1;
+    const live = `ledger_retain_${schemaCount}`;
+    const app = await startLedgerApp({ namespace, schema: live, databaseUrl: database.url, retainCompletedMs: 1_000, expirySweepMs: 100 });
+    running.push(app);
+    const reserve = (key: string) => app.post<{ status: string; leaseToken: string }>('/v1/idempotency/reservations', { key, connectorId: 'payments.refund', holder: 'agent-1', pendingTtlMs: 60_000 });
+    const [done, other, open] = [hash(), hash(), hash()];
+    for (const key of [done, other]) expect((await app.post('/v1/idempotency/completions', { key, leaseToken: (await reserve(key)).body.leaseToken, result: { refunded: 20 } })).status).toBe(200);
+    expect((await reserve(open)).body.status).toBe('reserved'); // pending: retention never touches it
+    // While retained, a retry gets the recorded result back.
+    expect((await reserve(done)).body).toMatchObject({ status: 'completed', result: { refunded: 20 } });
+    await waitFor(async () => ((await app.get(`/v1/idempotency/keys/${done}`)).status === 404 ? true : undefined), { what: 'the completed key expired', timeoutMs: 10_000 });
+    await waitFor(async () => ((await app.get(`/v1/idempotency/keys/${other}`)).status === 404 ? true : undefined), { what: 'the other completed key expired', timeoutMs: 10_000 });
+    expect((await app.get<{ status: string }>(`/v1/idempotency/keys/${open}`)).body.status).toBe('pending');
+    expect(app.engine.status().keysExpired).toBe(2);
+    // Past the retention the key is free again: the call runs once more.
+    expect((await reserve(done)).body.status).toBe('reserved');
+    await settled([app]);
+    const rows: { key: string; status: string }[] = await sql.query(`SELECT key, status FROM ${live}.keys ORDER BY status`);
+    expect(rows.map((r) => [r.key === done ? 'done' : r.key === open ? 'open' : 'other', r.status]).sort()).toEqual([
+      ['done', 'pending'],
+      ['open', 'pending'],
+    ]);
+    // The expiries are on the log: a projection rebuilt from it is the live one.
+    const rebuilt = `ledger_retain_rebuilt_${schemaCount}`;
+    await rebuildProjection(LEDGER_PROJECTION, { kafka, namespace, database: { url: database.url }, schema: rebuilt });
+    const comparison = await compareProjections(LEDGER_PROJECTION, sql.manager, { liveSchema: live, rebuiltSchema: rebuilt, namespace });
+    expect(comparison.differences).toEqual([]);
+    expect(comparison).toMatchObject({ equal: true, sameOffsets: true, rows: { keys: 2 } });
+  });
 });

@@ -1,4 +1,4 @@
-import { createEvent, type Keyring, LedgerKeyFailedV1, signEvent, type SigningKey } from '@gatehouse/contracts';
+import { createEvent, type Keyring, LedgerKeyExpiredV1, LedgerKeyFailedV1, signEvent, type SigningKey } from '@gatehouse/contracts';
 import { FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
 import { type BudgetState, type KeyState, type LedgerEvent, type LedgerState, type Verdict } from '@gatehouse/ledger';
 import { type Kafka } from 'kafkajs';
@@ -38,7 +38,12 @@ export interface LedgerStatus extends FoldStatus {
   readonly orphansReleased: number;
   /** Ledger events the fold ignored for their signature. */
   readonly untrustedGrants: number;
+  /** Completed keys this replica expired (retention) since it started. */
+  readonly keysExpired: number;
 }
+
+/** Most expiries one sweep appends; the next sweep takes the rest. */
+export const EXPIRY_BATCH = 500;
 
 /**
  * The ledger's single decision point: a `FoldEngine` over `gatehouse.ledger.v1` with
@@ -47,6 +52,7 @@ export interface LedgerStatus extends FoldStatus {
  */
 export class LedgerEngine implements LedgerPort {
   private orphans = 0;
+  private expired = 0;
   private engine!: FoldEngine<'ledger', LedgerState, Verdict>;
 
   private constructor(
@@ -99,7 +105,28 @@ export class LedgerEngine implements LedgerPort {
 
   status(): LedgerStatus {
     const state = this.engine.state;
-    return { ...this.engine.status(), keys: state.keys.size, budgets: state.budgets.size, orphansReleased: this.orphans, untrustedGrants: state.untrusted.count };
+    return { ...this.engine.status(), keys: state.keys.size, budgets: state.budgets.size, orphansReleased: this.orphans, untrustedGrants: state.untrusted.count, keysExpired: this.expired };
+  }
+
+  /**
+   * Retention: appends an expiry for up to EXPIRY_BATCH keys completed more than `retainMs` ago
+   * (by their completions' log time) and answers how many the fold expired. The fold decides
+   * each by log time, so replicas sweeping at once, or a clock that runs ahead, expire nothing
+   * that is not due; a key reserved again since is left alone.
+   */
+  async expireCompleted(retainMs: number, now: number = Date.now()): Promise<number> {
+    if (this.engine.phase !== 'running') return 0;
+    const before = now - retainMs;
+    const due: string[] = [];
+    for (const [key, state] of this.engine.state.keys) {
+      if (state.status === 'completed' && state.completedAt < before) due.push(key);
+      if (due.length >= EXPIRY_BATCH) break;
+    }
+    const verdicts = await Promise.all(due.map((key) => this.decide(createEvent(LedgerKeyExpiredV1, ledgerMeta(key), { key, before })).catch(() => undefined)));
+    const expired = verdicts.filter((v) => v?.kind === 'accepted').length;
+    this.expired += expired;
+    if (expired > 0) this.log('info', 'completed keys expired', { expired, retainMs });
+    return expired;
   }
 
   /** Stops tailing and appending; waiting writers get LEDGER.UNAVAILABLE. Safe to call twice. */

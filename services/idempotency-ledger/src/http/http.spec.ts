@@ -84,6 +84,7 @@ describe('status mapping at the edge', () => {
       'LEDGER.LEASE_LOST': 409,
       'LEDGER.NOT_AMBIGUOUS': 409,
       'LEDGER.UNKNOWN_KEY': 409,
+      'LEDGER.NOT_EXPIRED': 409,
       'LEDGER.UNAVAILABLE': 503,
       'LEDGER.INTERNAL': 500,
     };
@@ -92,7 +93,7 @@ describe('status mapping at the edge', () => {
   });
 
   it('turns every fold rejection into a 409 with its own code', () => {
-    const reasons = ['key-held', 'key-completed', 'key-ambiguous', 'not-stale', 'lease-lost', 'not-ambiguous', 'unknown-key'] as const;
+    const reasons = ['key-held', 'key-completed', 'key-ambiguous', 'not-stale', 'lease-lost', 'not-ambiguous', 'unknown-key', 'not-expired'] as const;
     const codes = reasons.map(codeForRejection);
     expect(new Set(codes).size).toBe(reasons.length);
     expect(codes.map((c) => STATUS_BY_CODE[c])).toEqual(reasons.map(() => 409));

@@ -55,6 +55,14 @@ describe('operator tokens', () => {
       expect(() => ledgerOptionsFromEnv({})).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID', details: { variable: 'GATEHOUSE_SIGNING_KEY_FILE' } }));
       expect(() => ledgerOptionsFromEnv({ ...keys.env, GATEHOUSE_TRUSTED_KEYS: '' })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID' }));
       expect(ledgerOptionsFromEnv(keys.env).signingKey.keyId).toBe(TEST_KEYS.ledger.keyId);
+      // Retention: none unless configured; at least a second; the sweep interval bounded.
+      expect(ledgerOptionsFromEnv(keys.env).retainCompletedMs).toBeUndefined();
+      expect(ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.retainCompletedMs]: '86400000' })).toMatchObject({ retainCompletedMs: 86_400_000, expirySweepMs: 60_000 });
+      expect(ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.retainCompletedMs]: '86400000', [LEDGER_ENV.expirySweepMs]: '5000' }).expirySweepMs).toBe(5_000);
+      for (const bad of ['999', '1.5', 'a day', '-1']) {
+        expect(() => ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.retainCompletedMs]: bad })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID', details: { variable: LEDGER_ENV.retainCompletedMs } }));
+      }
+      expect(() => ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.retainCompletedMs]: '86400000', [LEDGER_ENV.expirySweepMs]: '10' })).toThrow(expect.objectContaining({ details: { variable: LEDGER_ENV.expirySweepMs } }));
       // A signing key the service's own keyring does not trust would make every grant it writes void.
       const untrusted = signingEnv(TEST_KEYS.ledger, [TEST_KEYS.approval]);
       try {

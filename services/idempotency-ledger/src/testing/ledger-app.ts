@@ -20,6 +20,9 @@ export interface LedgerAppOptions {
   /** `id:role:token,...` as in GATEHOUSE_LEDGER_OPERATOR_TOKENS. */
   readonly operatorTokens?: string;
   readonly decisionDeadlineMs?: number;
+  /** Retention of completed keys and its sweep interval, ms (none by default). */
+  readonly retainCompletedMs?: number;
+  readonly expirySweepMs?: number;
   /** Default: the process's test ledger key, and the keyring of all test keys. */
   readonly signingKey?: SigningKey;
   readonly keyring?: Keyring;
@@ -43,6 +46,7 @@ export async function startLedgerApp(options: LedgerAppOptions): Promise<LedgerA
   const ledgerOptions: LedgerOptions = {
     operators: parseOperatorTokens(options.operatorTokens),
     decisionDeadlineMs: options.decisionDeadlineMs ?? 5_000,
+    ...(options.retainCompletedMs === undefined ? {} : { retainCompletedMs: options.retainCompletedMs, expirySweepMs: options.expirySweepMs ?? 200 }),
     signingKey: options.signingKey ?? TEST_KEYS.ledger,
     keyring: options.keyring ?? TEST_KEYRING,
   };
