@@ -110,6 +110,13 @@ describe('audit export of a guarded agent run', () => {
     expect(exporter.output()).not.toContain(runId);
   });
 
+  it('keeps an idle connection open longer than a client keeps it (no "other side closed" on reuse)', async () => {
+    const res = await fetch(`${exporter.url}/health`);
+    await res.body?.cancel();
+    // undici closes an idle connection 1 s before the server's hint; load balancers after 60 s.
+    expect(res.headers.get('keep-alive')).toBe('timeout=65');
+  });
+
   it('is readable by a SIEM client nobody in this project wrote: kcat consumes the Kafka feed', async () => {
     const topic = `${namespace}.gatehouse.siem.v1`;
     const read = await waitFor(() => {

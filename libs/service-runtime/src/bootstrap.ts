@@ -29,6 +29,14 @@ class JsonLogger implements LoggerService {
 const SHUTDOWN_DEADLINE_MS = 15_000;
 
 /**
+ * How long an idle keep-alive connection stays open, ms. Node's default (5 s) is shorter than
+ * what clients and load balancers keep idle connections for (undici: the server's hint less 1 s;
+ * load balancers: 60 s), so a client could send on a connection the server was closing and get
+ * "other side closed". The server keeps them longer than any of those; headers get 1 s more.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/**
  * Creates and starts a service. SIGTERM/SIGINT close it gracefully (HTTP server, then
  * the lifecycle hooks that disconnect Kafka and the database pool) and exit 0; Nest's own
  * shutdown hooks would re-raise the signal instead, which reads as a crash to a supervisor.
@@ -36,6 +44,9 @@ const SHUTDOWN_DEADLINE_MS = 15_000;
 export async function startService(module: unknown, config: ServiceConfig): Promise<INestApplication> {
   const logger = new JsonLogger(config.service.name);
   const app = await NestFactory.create(module as Parameters<typeof NestFactory.create>[0], { logger, abortOnError: false });
+  const server = app.getHttpServer() as { keepAliveTimeout: number; headersTimeout: number };
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   await app.listen(config.port, config.host);
   const log = new Logger('lifecycle');
   log.log(`${config.service.name} listening on http://${config.host}:${config.port} (health: /health)`);
