@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AuditLogger, type AuditSink, kafkaAuditPublisher, kafkaAuditSink } from '@gatehouse/guard';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
-import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { provisionedNamespace, testKafka, topicKeys, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
 import { auditReader } from '../src/support/audit-reader.js';
 import { throwawayDatabase } from '../src/support/database.js';
@@ -82,35 +81,8 @@ function checkFeed(format: 'ocsf' | 'cef', onTopic: readonly string[]): void {
   }
 }
 
-/** The event ids on the SIEM topic (the Kafka sink's feed, key = event id), in offset order per partition. */
-async function siemIds(): Promise<string[]> {
-  const topic = `${namespace}.gatehouse.siem.v1`;
-  const admin = kafka.admin();
-  await admin.connect();
-  const ends = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
-  const pending = new Set(ends.filter((e) => Number(e.high) > Number(e.low)).map((e) => e.partition));
-  const ids: string[] = [];
-  if (pending.size === 0) return ids;
-  const consumer = kafka.consumer({ groupId: `gatehouse-replay-${randomUUID()}`, maxWaitTimeInMs: 250 });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve) => {
-      void consumer.run({
-        autoCommit: false,
-        eachMessage: async ({ partition, message }) => {
-          const end = Number(ends.find((e) => e.partition === partition)?.high ?? 0);
-          if (Number(message.offset) >= end) return;
-          ids.push(message.key?.toString('utf8') ?? '');
-          if (Number(message.offset) + 1 >= end && pending.delete(partition) && pending.size === 0) resolve();
-        },
-      });
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return ids;
-}
+/** The event ids on the SIEM topic (the Kafka sink's feed, key = event id). */
+const siemIds = (): Promise<string[]> => topicKeys(kafka, `${namespace}.gatehouse.siem.v1`);
 
 describe('the audit export killed mid-work', () => {
   it('resumes from its stored positions: the projection, the SIEM files and the SIEM topic hold every decision exactly once', async () => {

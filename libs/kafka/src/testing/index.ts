@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { type Kafka } from 'kafkajs';
 import { provisionAcls } from '../acls.js';
@@ -55,4 +55,38 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'condition'}`);
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
   }
+}
+
+/**
+ * The record keys of every partition of `topic`, from its start to its end as it is now, in offset
+ * order per partition: for topics outside the catalog (the SIEM feed), read raw.
+ */
+export async function topicKeys(kafka: Kafka, topic: string): Promise<string[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
+  const end = new Map(ends.map((e) => [e.partition, Number(e.high)]));
+  const pending = new Set(ends.filter((e) => Number(e.high) > Number(e.low)).map((e) => e.partition));
+  const keys: string[] = [];
+  if (pending.size === 0) return keys;
+  // kafkajs has no manual assignment: a throwaway group that never commits stands in for it.
+  const consumer = kafka.consumer({ groupId: `gatehouse-replay-${randomUUID()}`, maxWaitTimeInMs: 250 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          const high = end.get(partition) ?? 0;
+          if (Number(message.offset) >= high) return;
+          keys.push(message.key?.toString('utf8') ?? '');
+          if (Number(message.offset) + 1 >= high && pending.delete(partition) && pending.size === 0) resolve();
+        },
+      });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return keys;
 }

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
+import { provisionedNamespace, testKafka, topicKeys } from '@gatehouse/kafka/testing';
 import { type Kafka, type Producer } from 'kafkajs';
 import { type ExportLine } from '../feeds/export-line.js';
 import { toLine } from '../feeds/map-record.js';
@@ -32,34 +31,8 @@ function lines(count: number, partition = 0, from = 0): ExportLine[] {
   return Array.from({ length: count }, (_, i) => toLine(record(decision({ runId: `run-${partition}` }), partition, String(from + i)), 'ocsf'));
 }
 
-/** The event ids on the namespace's SIEM topic, in offset order. */
-async function onTopic(namespace: string): Promise<string[]> {
-  const topic = siemTopicName(namespace);
-  const admin = kafka.admin();
-  await admin.connect();
-  const [end] = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
-  const high = Number(end?.high ?? 0);
-  const ids: string[] = [];
-  if (high === 0) return ids;
-  const consumer = kafka.consumer({ groupId: `gatehouse-replay-${randomUUID()}`, maxWaitTimeInMs: 250 });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve) => {
-      void consumer.run({
-        autoCommit: false,
-        eachMessage: async ({ message }) => {
-          if (Number(message.offset) >= high) return;
-          ids.push(message.key?.toString('utf8') ?? '');
-          if (Number(message.offset) + 1 >= high) resolve();
-        },
-      });
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return ids;
-}
+/** The event ids on the namespace's SIEM topic, in offset order (one partition). */
+const onTopic = (namespace: string): Promise<string[]> => topicKeys(kafka, siemTopicName(namespace));
 
 /** A Kafka client whose producers append their first batch and then report a failure, as when the acknowledgement is lost. */
 function losingFirstAck(real: Kafka): Kafka {
