@@ -141,6 +141,9 @@ describe('query API', () => {
     expect((await app.get<{ decisions: DecisionView[] }>('/v1/runs/run-2/timeline', globex)).body.decisions.map((d) => d.id)).toEqual([globexId]);
     expect((await app.get<{ decisions: DecisionView[] }>('/v1/runs/run-1/timeline', globex)).body.decisions).toEqual([]);
     expect((await app.get('/v1/exports', globex)).status).toBe(200);
+    // A reader may read, never move the export: a restart takes an operator's key.
+    const moved = await app.post<{ code: string }>('/v1/exports/siem/restart', { from: 'earliest' }, { authorization: `Bearer ${TEST_READER_KEY}` });
+    expect([moved.status, moved.body.code]).toEqual([401, 'AUDIT.UNAUTHENTICATED']);
     // The all-tenant reader sees both tenants.
     expect((await app.get<{ items: DecisionView[] }>('/v1/decisions?limit=500')).body.items).toHaveLength(12);
   });

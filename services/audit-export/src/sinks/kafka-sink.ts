@@ -147,11 +147,15 @@ export class KafkaTopicSink implements AuditSink {
       await consumer.connect();
       await consumer.subscribe({ topic: this.topic, fromBeginning: true });
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('the read back did not reach the end in time')), this.options.recoveryTimeoutMs ?? 30_000);
-        consumer.on(consumer.events.CRASH, ({ payload }) => {
-          if (payload.restart) return;
+        // Every way out clears the deadline, so a failed read leaves no timer behind.
+        const settle = (error?: unknown) => {
           clearTimeout(timer);
-          reject(payload.error);
+          if (error === undefined) resolve();
+          else reject(error);
+        };
+        const timer = setTimeout(() => settle(new Error('the read back did not reach the end in time')), this.options.recoveryTimeoutMs ?? 30_000);
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          if (!payload.restart) settle(payload.error);
         });
         consumer
           .run({
@@ -161,18 +165,12 @@ export class KafkaTopicSink implements AuditSink {
               const offset = BigInt(message.offset);
               if (!range || !pending.has(partition) || offset < range.from || offset >= range.to) return;
               if (message.value) found.add(lineDigest(message.value.toString('utf8')));
-              if (offset + 1n >= range.to) {
-                pending.delete(partition);
-                if (pending.size === 0) {
-                  clearTimeout(timer);
-                  resolve();
-                }
-              }
+              if (offset + 1n >= range.to && pending.delete(partition) && pending.size === 0) settle();
             },
           })
           .then(() => {
             for (const [partition, range] of ranges) consumer.seek({ topic: this.topic, partition, offset: range.from.toString() });
-          }, reject);
+          }, settle);
       });
       return found;
     } catch (error) {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { type LedgerEngine } from '../engine/ledger-engine.js';
 import { type LedgerOptions } from '../ledger-config.js';
 import { LEDGER_ENGINE, LEDGER_OPTIONS } from '../tokens.js';
@@ -12,6 +12,7 @@ import { LEDGER_ENGINE, LEDGER_OPTIONS } from '../tokens.js';
 export class KeyExpiry implements OnModuleInit, OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<unknown> | undefined;
+  private readonly log = new Logger('ledger');
 
   constructor(
     @Inject(LEDGER_ENGINE) private readonly engine: LedgerEngine,
@@ -23,13 +24,17 @@ export class KeyExpiry implements OnModuleInit, OnModuleDestroy {
     if (retainMs === undefined) return;
     this.timer = setInterval(() => {
       // A sweep that outlasts the interval is not doubled.
-      this.sweeping ??= this.engine.expireCompleted(retainMs).finally(() => (this.sweeping = undefined));
+      // A failed sweep is retried by the next one; it never becomes an unhandled rejection.
+      this.sweeping ??= this.engine
+        .expireCompleted(retainMs)
+        .catch(() => this.log.warn('a retention sweep failed; the next one retries'))
+        .finally(() => (this.sweeping = undefined));
     }, this.options.expirySweepMs ?? 60_000);
     this.timer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
-    await this.sweeping?.catch(() => undefined);
+    await this.sweeping;
   }
 }
