@@ -10,7 +10,7 @@ import { AGENT_AUDIT_CONTEXT_KEY, AuditLogger, CONNECTOR_EXECUTION_CONTEXT_KEY, 
 import { createKafkaApprovalGateway, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
 import { ApprovalCancelledV1, createEvent, encodeEvent, LedgerRateConsumedV1, PolicyBundlePublishedV1, type TopicId, topicName, TOPICS } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
-import { EventConsumer, EventProducer, replayTopic } from '@gatehouse/kafka';
+import { EventConsumer, EventProducer, kafkaGroupId, replayTopic, throwawayGroupId } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import { auditReader } from '../src/support/audit-reader.js';
@@ -236,7 +236,7 @@ describe('a poison record on each topic', () => {
     const requests = topicName('policyEvaluations', namespace);
     const replyTopic = topicName('policyEvaluationReplies', namespace);
     const replies = new Map<string, unknown>();
-    const consumer = agent.consumer({ groupId: `gatehouse-policy-client-${randomUUID()}`, allowAutoTopicCreation: false, maxWaitTimeInMs: 100 });
+    const consumer = agent.consumer({ groupId: kafkaGroupId(agent, `policy-client-${randomUUID()}`), allowAutoTopicCreation: false, maxWaitTimeInMs: 100 });
     const producer = agent.producer({ allowAutoTopicCreation: false });
     await consumer.connect();
     await producer.connect();
@@ -296,7 +296,7 @@ describe('a poison record on each topic', () => {
     const consumers: EventConsumer<TopicId>[] = [];
     try {
       for (const topicId of topics) {
-        consumers.push(await EventConsumer.start(kafka, { groupId: `gatehouse-replay-${randomUUID()}`, topicId, namespace: dlqNamespace, deadLetters, handle: async (r) => void handled.push(r.event.id) }));
+        consumers.push(await EventConsumer.start(kafka, { groupId: kafkaGroupId(kafka, `dlq-check-${randomUUID()}`), topicId, namespace: dlqNamespace, deadLetters, handle: async (r) => void handled.push(r.event.id) }));
       }
       const writer = kafka.producer({ allowAutoTopicCreation: false });
       await writer.connect();
@@ -367,7 +367,7 @@ async function servicesDeadLetters(topicId: TopicId, count: number): Promise<Rec
 /** Reads `count` records of the dead-letter topic (those `keep` accepts), returning their headers as strings. */
 async function readDeadLetters(ns: string, count: number, keep: (headers: Record<string, string>) => boolean = () => true): Promise<Record<string, string>[]> {
   const found: Record<string, string>[] = [];
-  const consumer = kafka.consumer({ groupId: `gatehouse-replay-${randomUUID()}`, allowAutoTopicCreation: false, maxWaitTimeInMs: 100 });
+  const consumer = kafka.consumer({ groupId: throwawayGroupId(kafka, 'replay'), allowAutoTopicCreation: false, maxWaitTimeInMs: 100 });
   await consumer.connect();
   try {
     await consumer.subscribe({ topic: topicName('deadLetter', ns), fromBeginning: true });

@@ -4,6 +4,7 @@ import { topicName } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { parseGatekeeperBundle } from '@gatehouse/guard/gatekeeper';
 import { type PolicyBundleWatcher, watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
+import { kafkaGroupId } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import fc from 'fast-check';
 import { type Consumer, type Kafka } from 'kafkajs';
@@ -314,7 +315,7 @@ function evaluationRequests(replyTopic: string, elsewhere: readonly string[]): f
 /** Collects every reply on the reply topic by correlation id, as the agent principal reads them. */
 async function replyCollector(): Promise<{ consumer: Consumer; replies: Map<string, { value: string; error: boolean }> }> {
   const replies = new Map<string, { value: string; error: boolean }>();
-  const consumer = agentKafka.consumer({ groupId: `gatehouse-policy-fuzz-${randomUUID()}`, allowAutoTopicCreation: false, maxWaitTimeInMs: 100 });
+  const consumer = agentKafka.consumer({ groupId: kafkaGroupId(agentKafka, `policy-fuzz-${randomUUID()}`), allowAutoTopicCreation: false, maxWaitTimeInMs: 100 });
   await consumer.connect();
   await consumer.subscribe({ topic: topicName('policyEvaluationReplies', namespace), fromBeginning: true });
   await consumer.run({

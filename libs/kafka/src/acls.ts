@@ -6,6 +6,7 @@ import {
   type Kafka,
   type ResourcePatternTypes as ResourcePattern,
 } from 'kafkajs';
+import { ownedIdPrefix, PRINCIPAL_NAME } from './groups.js';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } from './kafkajs.js';
 
 /**
@@ -75,29 +76,40 @@ export const EXTRA_TOPIC_GRANTS: Readonly<Record<string, TopicGrant>> = {
 };
 
 /**
- * Consumer groups, by prefix: replays and tails use throwaway groups
- * (`gatehouse-replay-<uuid>`, `gatehouse-tail-<uuid>`), and the policy evaluation request/reply
- * its own (`gatehouse-policy-evaluator[-<namespace>]-server`, `gatehouse-policy-client-<uuid>-client`); every
- * role that reads joins them.
+ * Consumer groups and transactional ids are per principal: each role that reads may use the
+ * groups, and each role that writes the transactional ids, starting with its own principal and
+ * `:` (`ownedIdPrefix`: `agent:replay-<uuid>`, `svc-policy:policy-evaluator-server`), and none
+ * other, so no client can join another's group (the policy evaluator's, which an agent could
+ * stall) or fence another's transactions. `:` cannot occur in a principal name, so no granted
+ * prefix is a prefix of another principal's.
+ *
+ * The prefixes every reader shared before; provisioning revokes them (see `managedAcl`).
  */
-export const GROUP_PREFIXES: readonly string[] = ['gatehouse-replay-', 'gatehouse-tail-', 'gatehouse-policy-'];
+export const LEGACY_GROUP_PREFIXES: readonly string[] = ['gatehouse-replay-', 'gatehouse-tail-', 'gatehouse-policy-'];
 
-/** A role may use transactional ids starting with its principal and a dash (e.g. `svc-ledger-projection`). */
-export function transactionalIdPrefix(principal: string): string {
+/** The transactional-id prefix every writer was granted before (`<principal>-`); revoked the same way. */
+function legacyTransactionalIdPrefix(principal: string): string {
   return `${principal}-`;
 }
 
 /** The principals to grant to: the defaults, overridden per role. */
 export function kafkaPrincipals(overrides: Partial<Record<KafkaRole, string>> = {}): Record<KafkaRole, string> {
   const principals = { ...DEFAULT_KAFKA_PRINCIPALS, ...overrides };
+  const seen = new Map<string, KafkaRole>();
   for (const role of KAFKA_ROLES) {
     const name = principals[role];
-    if (typeof name !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(name)) {
+    if (typeof name !== 'string' || !PRINCIPAL_NAME.test(name)) {
       throw new GatehouseError('KAFKA.CONFIG_INVALID', `the principal of role ${role} must be a user name (letters, digits, . _ -)`, {
         category: 'validation',
         details: { role },
       });
     }
+    // Two roles on one principal would share its groups and topics: the agent would be the service.
+    const other = seen.get(name);
+    if (other !== undefined) {
+      throw new GatehouseError('KAFKA.CONFIG_INVALID', `roles ${other} and ${role} must not share a principal`, { category: 'validation', details: { role } });
+    }
+    seen.set(name, role);
   }
   return principals;
 }
@@ -154,10 +166,10 @@ export function desiredAcls(options: { namespace?: string; principals?: Partial<
     }
   }
   for (const role of KAFKA_ROLES.filter((r) => readers.has(r))) {
-    for (const prefix of GROUP_PREFIXES) add(entry(principals[role], AclResourceTypes.GROUP, prefix, ResourcePatternTypes.PREFIXED, AclOperationTypes.READ));
+    add(entry(principals[role], AclResourceTypes.GROUP, ownedIdPrefix(principals[role]), ResourcePatternTypes.PREFIXED, AclOperationTypes.READ));
   }
   for (const role of KAFKA_ROLES.filter((r) => writers.has(r))) {
-    const prefix = transactionalIdPrefix(principals[role]);
+    const prefix = ownedIdPrefix(principals[role]);
     add(entry(principals[role], AclResourceTypes.TRANSACTIONAL_ID, prefix, ResourcePatternTypes.PREFIXED, AclOperationTypes.WRITE));
     add(entry(principals[role], AclResourceTypes.TRANSACTIONAL_ID, prefix, ResourcePatternTypes.PREFIXED, AclOperationTypes.DESCRIBE));
   }
@@ -199,20 +211,25 @@ export async function describeAllAcls(admin: ReturnType<Kafka['admin']>): Promis
 /**
  * Whether provisioning owns an ACL for this namespace and these principals: an ALLOW for one of
  * the principals on one of the namespace's topics (`<namespace>.gatehouse.*`, or `gatehouse.*`
- * without a namespace), or on the shared group and transactional-id prefixes. Anything else — a
- * DENY an operator added, another principal's grant, another namespace's topics — is not
- * provisioning's to remove.
+ * without a namespace), on its own group and transactional-id prefix (`<principal>:`), or on one
+ * an older version granted (the shared `LEGACY_GROUP_PREFIXES`, `<principal>-`, `gatehouse-*`
+ * transactional ids), so an upgraded cluster loses those. Anything else — a DENY an operator
+ * added, another principal's grant, another namespace's topics — is not provisioning's to remove.
  */
 export function managedAcl(e: AclEntry, options: { namespace?: string; principals?: Partial<Record<KafkaRole, string>> } = {}): boolean {
   const principals = new Set(Object.values(kafkaPrincipals(options.principals)).map((p) => `User:${p}`));
   if (!principals.has(e.principal) || e.permissionType !== AclPermissionTypes.ALLOW) return false;
+  const own = e.principal.slice('User:'.length);
   switch (e.resourceType) {
     case AclResourceTypes.TOPIC:
       return e.resourcePatternType === ResourcePatternTypes.LITERAL && e.resourceName.startsWith(options.namespace ? `${options.namespace}.gatehouse.` : 'gatehouse.');
     case AclResourceTypes.GROUP:
-      return e.resourcePatternType === ResourcePatternTypes.PREFIXED && GROUP_PREFIXES.includes(e.resourceName);
+      return e.resourcePatternType === ResourcePatternTypes.PREFIXED && (LEGACY_GROUP_PREFIXES.includes(e.resourceName) || e.resourceName === ownedIdPrefix(own));
     case AclResourceTypes.TRANSACTIONAL_ID:
-      return e.resourcePatternType === ResourcePatternTypes.PREFIXED && e.resourceName.startsWith('gatehouse-');
+      return (
+        e.resourcePatternType === ResourcePatternTypes.PREFIXED &&
+        (e.resourceName === ownedIdPrefix(own) || e.resourceName === legacyTransactionalIdPrefix(own) || e.resourceName.startsWith('gatehouse-'))
+      );
     default:
       return false;
   }

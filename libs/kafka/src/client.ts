@@ -1,6 +1,7 @@
 import { type Kafka as KafkaClient, type LogEntry, type SASLOptions } from 'kafkajs';
 import { Kafka, logLevel } from './kafkajs.js';
 import { type KafkaConnectionConfig } from './config.js';
+import { rememberClientPrincipal } from './groups.js';
 
 /** A structured log line from the Kafka client; never carries record values. */
 export type KafkaLogSink = (level: 'error' | 'warn' | 'info' | 'debug', message: string, extra: Record<string, unknown>) => void;
@@ -21,10 +22,11 @@ const LEVELS: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
 /**
  * Builds the kafkajs client: quiet by default, bounded retries, logs routed to `sink`. With
  * `config.sasl` it authenticates (SASL over plain TCP; the local broker listens on loopback only).
+ * The client remembers its principal, so the groups it joins are its own (`kafkaGroupId`).
  */
 export function createKafkaClient(config: KafkaConnectionConfig, sink: KafkaLogSink = defaultSink): KafkaClient {
   const sasl = config.sasl;
-  return new Kafka({
+  const kafka = new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],
     ...(sasl ? { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as SASLOptions, ssl: false } : {}),
@@ -41,4 +43,6 @@ export function createKafkaClient(config: KafkaConnectionConfig, sink: KafkaLogS
         sink(LEVELS[level] ?? 'info', `${label} ${message}`, extra);
       },
   });
+  rememberClientPrincipal(kafka, config);
+  return kafka;
 }

@@ -1,10 +1,12 @@
 import { GatehouseError, type TopicId, topicName } from '@gatehouse/contracts';
 import { type Consumer, type Kafka } from 'kafkajs';
 import { decodeRecord } from './decode-record.js';
+import { ownsId } from './groups.js';
 import { type EventProducer } from './producer.js';
 import { type DecodedRecord } from './records.js';
 
 export interface ConsumerOptions<T extends TopicId> {
+  /** One of the client's own groups (`kafkaGroupId(kafka, purpose)`). */
   readonly groupId: string;
   readonly topicId: T;
   readonly fromBeginning?: boolean;
@@ -33,6 +35,10 @@ export class EventConsumer<T extends TopicId> {
   ) {}
 
   static async start<T extends TopicId>(kafka: Kafka, options: ConsumerOptions<T>): Promise<EventConsumer<T>> {
+    // Refused here, before the broker would: a group outside the client's own prefix is not granted.
+    if (!ownsId(kafka, options.groupId)) {
+      throw new GatehouseError('KAFKA.CONFIG_INVALID', 'the consumer group must be one of the client principal\'s own (kafkaGroupId)', { category: 'validation' });
+    }
     const consumer = kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 250 });
     await consumer.connect();
     const self = new EventConsumer(consumer, options);

@@ -14,6 +14,7 @@ import {
   type DecodedRecord,
   EventConsumer,
   EventProducer,
+  kafkaGroupId,
   provisionTopics,
   replayTopic,
   TransactionalEventProducer,
@@ -210,7 +211,7 @@ describe('consumer and dead letters', () => {
     const handled: string[] = [];
     const parked: string[] = [];
     const consumer = await EventConsumer.start(kafka, {
-      groupId: `g-${namespace}`,
+      groupId: kafkaGroupId(kafka, `g-${namespace}`),
       topicId: 'approvals',
       namespace,
       deadLetters: producer,
@@ -227,7 +228,7 @@ describe('consumer and dead letters', () => {
       expect(parked).toEqual(['CONTRACT.INVALID_EVENT', 'CONTRACT.MALFORMED_JSON']);
 
       const dlq: { code?: string; field?: string }[] = [];
-      const dlqConsumer = kafka.consumer({ groupId: `dlq-${namespace}` });
+      const dlqConsumer = kafka.consumer({ groupId: kafkaGroupId(kafka, `dlq-${namespace}`) });
       await dlqConsumer.connect();
       await dlqConsumer.subscribe({ topic: topicName('deadLetter', namespace), fromBeginning: true });
       await dlqConsumer.run({
@@ -253,7 +254,7 @@ describe('consumer and dead letters', () => {
     const parked: string[] = [];
     const handled: string[] = [];
     const consumer = await EventConsumer.start(kafka, {
-      groupId: `g-${namespace}`,
+      groupId: kafkaGroupId(kafka, `g-${namespace}`),
       topicId: 'approvals',
       namespace,
       deadLetters: producer,

@@ -1,5 +1,6 @@
 import { encodeEvent, recordKey, type TopicEvent, type TopicId, topicName, TOPICS } from '@gatehouse/contracts';
 import { type Kafka, type Producer } from 'kafkajs';
+import { kafkaTransactionalId } from './groups.js';
 import { CompressionTypes, Partitioners } from './kafkajs.js';
 import { type PoisonRecord } from './records.js';
 
@@ -111,9 +112,10 @@ export class TransactionalEventProducer {
     private readonly namespace: string | undefined,
   ) {}
 
-  static async connect(kafka: Kafka, transactionalId: string, options: { namespace?: string } = {}): Promise<TransactionalEventProducer> {
+  /** `purpose` names the transactional id within the client's own (`kafkaTransactionalId`: `<principal>:<purpose>`). */
+  static async connect(kafka: Kafka, purpose: string, options: { namespace?: string } = {}): Promise<TransactionalEventProducer> {
     const producer = kafka.producer({
-      transactionalId,
+      transactionalId: kafkaTransactionalId(kafka, purpose),
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,

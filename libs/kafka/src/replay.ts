@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { GatehouseError, type TopicId, topicName } from '@gatehouse/contracts';
 import { type Admin, type Kafka } from 'kafkajs';
 import { decodeRecord } from './decode-record.js';
+import { throwawayGroupId } from './groups.js';
 import { type DecodedRecord, type PoisonRecord } from './records.js';
 
 export interface ReplayOptions<T extends TopicId> {
@@ -82,7 +82,7 @@ export async function replayTopic<T extends TopicId>(kafka: Kafka, topicId: T, o
   if (pending.size === 0) return result();
 
   // kafkajs has no manual assignment: a throwaway group that never commits stands in for it.
-  const consumer = kafka.consumer({ groupId: `gatehouse-replay-${randomUUID()}`, allowAutoTopicCreation: false, maxWaitTimeInMs: 250 });
+  const consumer = kafka.consumer({ groupId: throwawayGroupId(kafka, 'replay'), allowAutoTopicCreation: false, maxWaitTimeInMs: 250 });
   await consumer.connect();
   try {
     await new Promise<void>((resolve, reject) => {

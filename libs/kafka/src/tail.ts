@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { type TopicId, topicName } from '@gatehouse/contracts';
 import { type Kafka } from 'kafkajs';
 import { decodeRecord } from './decode-record.js';
+import { throwawayGroupId } from './groups.js';
 import { type DecodedRecord, type PoisonRecord } from './records.js';
 
 export interface TailOptions<T extends TopicId> {
@@ -43,7 +43,7 @@ export async function tailTopic<T extends TopicId>(kafka: Kafka, topicId: T, opt
   const next = new Map<number, bigint>(Object.entries(options.fromOffsets).map(([p, o]) => [Number(p), BigInt(o)]));
   let stopped = false;
   const consumer = kafka.consumer({
-    groupId: `gatehouse-tail-${randomUUID()}`,
+    groupId: throwawayGroupId(kafka, 'tail'),
     allowAutoTopicCreation: false,
     maxWaitTimeInMs: options.maxWaitTimeInMs ?? 100,
   });

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type DecisionRecorded } from '@gatehouse/contracts';
-import { EventProducer } from '@gatehouse/kafka';
+import { EventProducer, kafkaGroupId } from '@gatehouse/kafka';
 import { apiKeyDigest } from '@gatehouse/service-runtime';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -139,7 +139,7 @@ describe('export pipeline', () => {
         for (const id of ids) expect(cef).toContain(`externalId=${id}`);
 
         // Kafka SIEM topic: keyed by event id.
-        const consumer = kafka.consumer({ groupId: `siem-check-${randomUUID()}` });
+        const consumer = kafka.consumer({ groupId: kafkaGroupId(kafka, `siem-check-${randomUUID()}`) });
         const keys = new Set<string>();
         await consumer.connect();
         await consumer.subscribe({ topic: siemTopicName(namespace), fromBeginning: true });

@@ -3,7 +3,7 @@ import { checkGrant, type TopicEvent, topicName } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { createGatekeeper, followPolicyBundles } from '@gatehouse/guard/gatekeeper';
 import { watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
-import { kafkaConfigFromEnv, replayTopic } from '@gatehouse/kafka';
+import { kafkaConfigFromEnv, kafkaGroupId, replayTopic } from '@gatehouse/kafka';
 import { ClientKafka } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import { kafkaUserEnv, provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -204,7 +204,7 @@ describe('policy service', () => {
     const config = kafkaConfigFromEnv('policy-eval-agent', { ...process.env, ...kafkaUserEnv('agent') });
     const client = new ClientKafka({
       client: { clientId: config.clientId, brokers: [...config.brokers], ...(config.sasl && { sasl: { mechanism: config.sasl.mechanism, username: config.sasl.username, password: config.sasl.password } as never }) },
-      consumer: { groupId: `gatehouse-policy-client-${Math.random().toString(36).slice(2, 10)}`, allowAutoTopicCreation: false },
+      consumer: { groupId: kafkaGroupId(config, `policy-client-${Math.random().toString(36).slice(2, 10)}`), allowAutoTopicCreation: false },
       producer: { allowAutoTopicCreation: false },
     });
     const topic = topicName('policyEvaluations', namespace);

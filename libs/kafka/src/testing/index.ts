@@ -1,9 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { type Kafka } from 'kafkajs';
 import { provisionAcls } from '../acls.js';
 import { createKafkaClient } from '../client.js';
 import { KAFKA_PASSWORD_ENV, KAFKA_PASSWORD_FILE_ENV, KAFKA_SASL_MECHANISM_ENV, KAFKA_USERNAME_ENV, kafkaConfigFromEnv } from '../config.js';
+import { throwawayGroupId } from '../groups.js';
 import { provisionTopics } from '../provision.js';
 
 /** A fresh topic namespace, so every test gets its own topics. */
@@ -70,7 +71,7 @@ export async function topicKeys(kafka: Kafka, topic: string): Promise<string[]> 
   const keys: string[] = [];
   if (pending.size === 0) return keys;
   // kafkajs has no manual assignment: a throwaway group that never commits stands in for it.
-  const consumer = kafka.consumer({ groupId: `gatehouse-replay-${randomUUID()}`, maxWaitTimeInMs: 250 });
+  const consumer = kafka.consumer({ groupId: throwawayGroupId(kafka, 'replay'), maxWaitTimeInMs: 250 });
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });

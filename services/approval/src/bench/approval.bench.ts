@@ -19,7 +19,7 @@ import { testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
-import { createKafkaClient, EventProducer, kafkaConfigFromEnv, Partitioners, provisionTopics, replayTopic } from '@gatehouse/kafka';
+import { createKafkaClient, EventProducer, kafkaConfigFromEnv, kafkaGroupId, Partitioners, provisionTopics, replayTopic } from '@gatehouse/kafka';
 import { rebuildProjection } from '@gatehouse/service-runtime';
 import { createTestDatabase, freePort, percentile } from '@gatehouse/service-runtime/testing';
 import { type Kafka } from 'kafkajs';
@@ -38,7 +38,7 @@ const summary = (samples: number[]) => {
 
 /** Reads every record of `topic` from offset 0 with a plain consumer, counting only: the transport's own rate. */
 async function rawConsume(kafka: Kafka, topic: string, expected: number): Promise<number> {
-  const consumer = kafka.consumer({ groupId: `bench-raw-${randomUUID()}`, maxWaitTimeInMs: 100 });
+  const consumer = kafka.consumer({ groupId: kafkaGroupId(kafka, `bench-raw-${randomUUID()}`), maxWaitTimeInMs: 100 });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   let seen = 0;
@@ -69,7 +69,7 @@ async function transportBaseline(kafka: Kafka, topic: string, base: string) {
   await admin.disconnect();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
-  const consumer = kafka.consumer({ groupId: `bench-baseline-${randomUUID()}`, maxWaitTimeInMs: 100 });
+  const consumer = kafka.consumer({ groupId: kafkaGroupId(kafka, `bench-baseline-${randomUUID()}`), maxWaitTimeInMs: 100 });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   const waiting = new Map<string, () => void>();

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { type ExportLine, type FeedFormat } from '../feeds/export-line.js';
-import { Partitioners } from '@gatehouse/kafka';
+import { Partitioners, throwawayGroupId } from '@gatehouse/kafka';
 import { type Kafka, type Producer } from 'kafkajs';
 import { type AuditSink, lineDigest, SinkUnavailableError } from './audit-sink.js';
 
@@ -141,7 +140,7 @@ export class KafkaTopicSink implements AuditSink {
     }
     if (ranges.size === 0) return found;
     // kafkajs has no manual assignment: a throwaway group that never commits stands in for it.
-    const consumer = this.options.kafka.consumer({ groupId: `gatehouse-replay-${randomUUID()}`, allowAutoTopicCreation: false, maxWaitTimeInMs: 250 });
+    const consumer = this.options.kafka.consumer({ groupId: throwawayGroupId(this.options.kafka, 'replay'), allowAutoTopicCreation: false, maxWaitTimeInMs: 250 });
     const pending = new Set(ranges.keys());
     try {
       await consumer.connect();

@@ -1,5 +1,5 @@
 import { GatehouseError, topicName } from '@gatehouse/contracts';
-import { type KafkaConnectionConfig } from '@gatehouse/kafka';
+import { kafkaGroupId, type KafkaConnectionConfig } from '@gatehouse/kafka';
 import { Logger } from '@nestjs/common';
 import { KafkaHeaders, ServerKafka } from '@nestjs/microservices';
 import { of } from 'rxjs';
@@ -10,6 +10,11 @@ import { DecideRequest, type PolicyDecisions } from './policy-decisions.js';
 // The broker's floor is group.min.session.timeout.ms (6 s by default); heartbeats a third of it.
 const EVALUATOR_SESSION_TIMEOUT_MS = 8_000;
 const EVALUATOR_HEARTBEAT_MS = 2_500;
+
+/** The evaluator's consumer group (before Nest's `-server`): the service principal's own, one per topic namespace. */
+export function evaluatorGroupId(connection: KafkaConnectionConfig, namespace: string | undefined): string {
+  return kafkaGroupId(connection, namespace ? `policy-evaluator-${namespace}` : 'policy-evaluator');
+}
 
 /** An evaluation request on `gatehouse.policy-evaluations.v1`: the REST body plus the policy set. */
 const KafkaEvaluateRequest = DecideRequest.extend({ policySetId: z.string().min(1).max(128) });
@@ -80,13 +85,14 @@ export class PolicyKafkaEvaluator {
       },
       // One group per topic namespace: members of one group that subscribe to different topics
       // (two namespaces on one cluster) are each assigned the other's partitions round-robin, and
-      // kafkajs drops the ones it did not subscribe to, so requests went unanswered. The ACLs grant
-      // the `gatehouse-policy-` prefix; Nest appends `-server`.
+      // kafkajs drops the ones it did not subscribe to, so requests went unanswered. The group is
+      // the service principal's own (`svc-policy:policy-evaluator[-<namespace>]`, Nest appends
+      // `-server`): the ACLs let no other principal join it, so no agent can stall it.
       // A short session: a replica that died (SIGKILL, no LeaveGroup) holds its partitions until
       // the broker stops waiting for its heartbeat, and a restarted replica cannot join before
       // then. kafkajs' 30 s default kept a restarted service from answering for about as long.
       consumer: {
-        groupId: namespace ? `gatehouse-policy-evaluator-${namespace}` : 'gatehouse-policy-evaluator',
+        groupId: evaluatorGroupId(connection, namespace),
         allowAutoTopicCreation: false,
         sessionTimeout: EVALUATOR_SESSION_TIMEOUT_MS,
         heartbeatInterval: EVALUATOR_HEARTBEAT_MS,
