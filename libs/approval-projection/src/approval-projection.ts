@@ -1,11 +1,11 @@
 import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, type HistoryEntry, type Verdict } from '@gatehouse/approvals';
 import { type Keyring } from '@gatehouse/contracts';
-import { CreateProjectionOffsets1764489600000, jsonbParam, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
+import { CreateProjectionOffsets1764489600000, jsonbParam, ProjectionLogIdentity1765200000000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { CreateApprovalProjection1764662400000 } from './approval-projection.migrations.js';
 
 /** The service's migrations, in order. */
-export const APPROVAL_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreateApprovalProjection1764662400000] as const;
+export const APPROVAL_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreateApprovalProjection1764662400000, ProjectionLogIdentity1765200000000] as const;
 
 /** One history entry as stored (and served): times as ISO strings. */
 export interface StoredHistoryEntry {

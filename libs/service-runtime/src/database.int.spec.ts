@@ -3,6 +3,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type DataSource } from 'typeorm';
 import { CreateProjectionOffsets1764489600000, openServiceDatabase, ProjectionOffsets } from './database.js';
+import { ProjectionLogIdentity1765200000000 } from './projection/projection-log.migration.js';
+
+const MIGRATIONS = [CreateProjectionOffsets1764489600000, ProjectionLogIdentity1765200000000];
 
 // One throwaway database per spec file, created and dropped by the superuser.
 const adminUrl = process.env['GATEHOUSE_TEST_PG_ADMIN_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -27,7 +30,7 @@ let dataSource: DataSource;
 
 beforeAll(async () => {
   await admin(`CREATE DATABASE ${database}`);
-  dataSource = await openServiceDatabase({ url, schema: 'svc', migrations: [CreateProjectionOffsets1764489600000] });
+  dataSource = await openServiceDatabase({ url, schema: 'svc', migrations: MIGRATIONS });
 });
 
 afterAll(async () => {
@@ -40,16 +43,16 @@ describe('service database', () => {
     const tables: { table_name: string }[] = await dataSource.query(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = 'svc' ORDER BY table_name`,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['projection_offsets', 'typeorm_migrations']);
+    expect(tables.map((t) => t.table_name)).toEqual(['projection_logs', 'projection_offsets', 'typeorm_migrations']);
     const applied: { name: string }[] = await dataSource.query('SELECT name FROM svc.typeorm_migrations');
-    expect(applied.map((m) => m.name)).toEqual(['CreateProjectionOffsets1764489600000']);
+    expect(applied.map((m) => m.name)).toEqual(['CreateProjectionOffsets1764489600000', 'ProjectionLogIdentity1765200000000']);
   });
 
   it('does not run a migration twice when the service restarts', async () => {
-    const again = await openServiceDatabase({ url, schema: 'svc', migrations: [CreateProjectionOffsets1764489600000] });
+    const again = await openServiceDatabase({ url, schema: 'svc', migrations: MIGRATIONS });
     try {
       const applied: { n: string }[] = await again.query('SELECT count(*) AS n FROM svc.typeorm_migrations');
-      expect(Number(applied[0]?.n)).toBe(1);
+      expect(Number(applied[0]?.n)).toBe(2);
     } finally {
       await again.destroy();
     }
@@ -63,6 +66,14 @@ describe('service database', () => {
     });
     await dataSource.transaction((manager) => offsets.save(manager, 'gatehouse.approvals.v1', 0, '40'));
     expect(await offsets.load(dataSource.manager, 'gatehouse.approvals.v1')).toEqual({ 0: '42', 2: '7' });
+  });
+
+  it('keeps the anchor of the newest record applied beside the offset, never moving it back', async () => {
+    const offsets = new ProjectionOffsets('svc', 'anchored-projection');
+    await dataSource.transaction((manager) => offsets.save(manager, 'gatehouse.ledger.v1', 1, '8', { offset: 7n, timeMs: 1_750_000_000_123 }));
+    await dataSource.transaction((manager) => offsets.save(manager, 'gatehouse.ledger.v1', 1, '8', { offset: 3n, timeMs: 1_750_000_000_001 }));
+    await dataSource.transaction((manager) => offsets.save(manager, 'gatehouse.ledger.v1', 1, '9'));
+    expect(await offsets.positions(dataSource.manager, 'gatehouse.ledger.v1')).toEqual([{ partition: 1, nextOffset: 9n, anchor: { offset: 7n, timeMs: 1_750_000_000_123 } }]);
   });
 
   it('rolls the offset back with the transaction that failed', async () => {

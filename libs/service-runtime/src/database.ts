@@ -143,6 +143,23 @@ export class CreateProjectionOffsets1764489600000 implements MigrationInterface 
   }
 }
 
+/**
+ * The last record a projection applied on a partition: its offset and its log append time (ms).
+ * Stored beside the offset it precedes, it is the evidence that a log still is the one the rows
+ * came from (see `projection/projection-log.ts`).
+ */
+export interface LogAnchor {
+  readonly offset: bigint;
+  readonly timeMs: number;
+}
+
+/** A partition's stored offset with its anchor (none: no record with a log time applied, or an export's position). */
+export interface StoredPosition {
+  readonly partition: number;
+  readonly nextOffset: bigint;
+  readonly anchor?: LogAnchor;
+}
+
 /** Reads and writes projection offsets; call `save` inside the projection's transaction. */
 export class ProjectionOffsets {
   constructor(
@@ -161,14 +178,33 @@ export class ProjectionOffsets {
     return Object.fromEntries(rows.map((r) => [r.partition, String(r.next_offset)]));
   }
 
-  /** Records that everything before `nextOffset` is applied. Never moves backwards. */
-  async save(manager: EntityManager, topic: string, partition: number, nextOffset: string): Promise<void> {
+  /** The stored positions of `topic`, with their anchors. */
+  async positions(manager: EntityManager, topic: string): Promise<StoredPosition[]> {
+    const rows: { partition: number; next_offset: string; anchor_offset: string | null; anchor_time_ms: string | null }[] = await manager.query(
+      `SELECT partition, next_offset::text AS next_offset, anchor_offset::text AS anchor_offset, anchor_time_ms::text AS anchor_time_ms
+         FROM ${quoteIdent(this.schema)}.projection_offsets WHERE projection = $1 AND topic = $2 ORDER BY partition`,
+      [this.projection, topic],
+    );
+    return rows.map((r) => ({
+      partition: r.partition,
+      nextOffset: BigInt(r.next_offset),
+      ...(r.anchor_offset === null || r.anchor_time_ms === null ? {} : { anchor: { offset: BigInt(r.anchor_offset), timeMs: Number(r.anchor_time_ms) } }),
+    }));
+  }
+
+  /**
+   * Records that everything before `nextOffset` is applied, and `anchor` as the last record
+   * applied on the partition. Neither ever moves backwards.
+   */
+  async save(manager: EntityManager, topic: string, partition: number, nextOffset: string, anchor?: LogAnchor): Promise<void> {
     await manager.query(
-      `INSERT INTO ${quoteIdent(this.schema)}.projection_offsets (projection, topic, partition, next_offset)
-       VALUES ($1, $2, $3, $4)
+      `INSERT INTO ${quoteIdent(this.schema)}.projection_offsets AS o (projection, topic, partition, next_offset, anchor_offset, anchor_time_ms)
+       VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (projection, topic, partition)
-       DO UPDATE SET next_offset = GREATEST(projection_offsets.next_offset, EXCLUDED.next_offset), updated_at = now()`,
-      [this.projection, topic, partition, nextOffset],
+       DO UPDATE SET next_offset = GREATEST(o.next_offset, EXCLUDED.next_offset), updated_at = now(),
+         anchor_offset = CASE WHEN EXCLUDED.anchor_offset > COALESCE(o.anchor_offset, -1) THEN EXCLUDED.anchor_offset ELSE o.anchor_offset END,
+         anchor_time_ms = CASE WHEN EXCLUDED.anchor_offset > COALESCE(o.anchor_offset, -1) THEN EXCLUDED.anchor_time_ms ELSE o.anchor_time_ms END`,
+      [this.projection, topic, partition, nextOffset, anchor?.offset.toString() ?? null, anchor?.timeMs ?? null],
     );
   }
 }

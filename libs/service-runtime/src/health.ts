@@ -1,6 +1,7 @@
 import { GatehouseError } from '@gatehouse/contracts';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
+import { type ProjectionLogHealth } from './projection/projection-logs.js';
 
 export type CheckStatus = 'up' | 'down';
 
@@ -10,6 +11,8 @@ export interface HealthReport {
   readonly checks: {
     readonly kafka: { readonly status: CheckStatus; readonly brokers?: number; readonly error?: string };
     readonly database: { readonly status: CheckStatus; readonly migrations?: number; readonly error?: string };
+    /** Whether every projection is bound to the log its rows came from (absent without projections). */
+    readonly projection?: ProjectionLogHealth;
   };
 }
 
@@ -29,7 +32,6 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   });
 }
 
-/** Asks the broker and the database, each within a deadline; errors are reported by class, not detail. */
 /** Connects an admin client and waits until the broker describes the cluster, or fails at the deadline. */
 export async function connectKafkaAdmin(kafka: Kafka, deadlineMs = 60_000): Promise<Admin> {
   const admin = kafka.admin();
@@ -49,7 +51,12 @@ export async function connectKafkaAdmin(kafka: Kafka, deadlineMs = 60_000): Prom
   }
 }
 
-export async function checkHealth(service: string, admin: Admin, dataSource: DataSource, timeoutMs = 2_000): Promise<HealthReport> {
+/**
+ * Asks the broker and the database, each within a deadline; errors are reported by class, not
+ * detail. With `projection` (the service's projection logs), the service is ok only while every
+ * projection is bound to the log its rows came from.
+ */
+export async function checkHealth(service: string, admin: Admin, dataSource: DataSource, timeoutMs = 2_000, projection?: ProjectionLogHealth): Promise<HealthReport> {
   const kafkaCheck = (async () => {
     try {
       const cluster = await withTimeout(admin.describeCluster(), timeoutMs);
@@ -70,6 +77,7 @@ export async function checkHealth(service: string, admin: Admin, dataSource: Dat
     }
   })();
   const [kafkaResult, databaseResult] = await Promise.all([kafkaCheck, databaseCheck]);
-  const ok = kafkaResult.status === 'up' && databaseResult.status === 'up';
-  return { service, status: ok ? 'ok' : 'unavailable', checks: { kafka: kafkaResult, database: databaseResult } };
+  const projected = projection && projection.projections.length > 0 ? { projection } : {};
+  const ok = kafkaResult.status === 'up' && databaseResult.status === 'up' && (projected.projection?.status ?? 'up') === 'up';
+  return { service, status: ok ? 'ok' : 'unavailable', checks: { kafka: kafkaResult, database: databaseResult, ...projected } };
 }

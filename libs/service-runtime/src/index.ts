@@ -9,8 +9,24 @@ export { runService, startService } from './bootstrap.js';
 export { errorResponse, type ErrorBody, type ErrorMapping, GatehouseExceptionFilter } from './http-errors.js';
 export { type ProjectedTable, type ProjectionSpec, schemaIdent, type Touch } from './projection/projection-spec.js';
 export { ProjectionWriter, type ProjectionWriterOptions } from './projection/projection-writer.js';
+export {
+  bindProjectionLog,
+  judgeLog,
+  LogBinding,
+  type LogChange,
+  logChangedError,
+  type LogVerdict,
+  type ProjectedLog,
+  projectionLogChange,
+  readLiveLog,
+  readStoredLog,
+  specLog,
+} from './projection/projection-log.js';
+export { ProjectionLogIdentity1765200000000 } from './projection/projection-log.migration.js';
+export { type ProjectionLogHealth, ProjectionLogs, type ProjectionLogsOptions } from './projection/projection-logs.js';
+export { ProjectionLogGuard } from './projection-log.guard.js';
 export { createDeadLetterPublisher, type DeadLetterPublisher } from './dead-letters.js';
-export { compareProjections, type ProjectionComparison, type ProjectionDifference, rebuildProjection, type RebuildOptions, type RebuildReport } from './projection/rebuild.js';
+export { compareProjections, type ProjectionComparison, type ProjectionDifference, brokerClusterId, rebuildProjection, type RebuildOptions, type RebuildReport } from './projection/rebuild.js';
 export { replayCliMain, runReplayCli, type ReplayCliOptions } from './projection/replay-cli.js';
 export { nestFoldLog } from './fold-log.js';
 export { admits, allowed, type Allowed, apiKeyDigest, type ApiKeyPrincipal, ApiKeySha256, bearerCredential, findByApiKey, parsePrincipalList, principalListText } from './api-keys.js';

@@ -1,4 +1,5 @@
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { createKafkaClient } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
@@ -7,7 +8,10 @@ import { type MigrationClass, openServiceDatabase } from './database.js';
 import { connectKafkaAdmin } from './health.js';
 import { HealthController } from './health.controller.js';
 import { createDeadLetterPublisher, type DeadLetterPublisher } from './dead-letters.js';
-import { DATA_SOURCE, DEAD_LETTERS, KAFKA, KAFKA_ADMIN, SERVICE_CONFIG } from './tokens.js';
+import { nestFoldLog } from './fold-log.js';
+import { ProjectionLogs } from './projection/projection-logs.js';
+import { ProjectionLogGuard } from './projection-log.guard.js';
+import { DATA_SOURCE, DEAD_LETTERS, KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, SERVICE_CONFIG } from './tokens.js';
 
 export interface ServiceRuntimeOptions {
   readonly config: ServiceConfig;
@@ -17,7 +21,8 @@ export interface ServiceRuntimeOptions {
 
 /**
  * What every gatehouse service shares: configuration, the Kafka client, the migrated
- * database and the health endpoint. Global, so feature modules can inject the tokens.
+ * database, the health endpoint, and the projection logs (which log each projection's rows came
+ * from; routes refuse while one is not bound). Global, so feature modules can inject the tokens.
  */
 @Module({})
 export class ServiceRuntimeModule implements OnApplicationShutdown {
@@ -25,6 +30,7 @@ export class ServiceRuntimeModule implements OnApplicationShutdown {
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(KAFKA_ADMIN) private readonly admin: Admin,
     @Inject(DEAD_LETTERS) private readonly deadLetters: DeadLetterPublisher,
+    @Inject(PROJECTION_LOGS) private readonly projectionLogs: ProjectionLogs,
   ) {}
 
   static forRoot(options: ServiceRuntimeOptions): DynamicModule {
@@ -49,12 +55,19 @@ export class ServiceRuntimeModule implements OnApplicationShutdown {
               passwordFile: process.env[ENV.databasePasswordFile],
             }),
         },
+        {
+          provide: PROJECTION_LOGS,
+          inject: [KAFKA_ADMIN, DATA_SOURCE],
+          useFactory: (admin: Admin, dataSource: DataSource) => new ProjectionLogs({ admin, dataSource, schema: options.config.database.schema, log: nestFoldLog('projection-log') }),
+        },
+        { provide: APP_GUARD, useClass: ProjectionLogGuard },
       ],
-      exports: [SERVICE_CONFIG, KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS],
+      exports: [SERVICE_CONFIG, KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS, PROJECTION_LOGS],
     };
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.projectionLogs.close();
     await this.deadLetters.close();
     await this.admin.disconnect();
     if (this.dataSource.isInitialized) await this.dataSource.destroy();

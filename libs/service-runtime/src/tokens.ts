@@ -5,3 +5,5 @@ export const KAFKA = 'gatehouse:kafka';
 export const KAFKA_ADMIN = 'gatehouse:kafka-admin';
 /** The service's `DeadLetterPublisher` (closed by the runtime module at shutdown). */
 export const DEAD_LETTERS = 'gatehouse:dead-letters';
+/** The service's `ProjectionLogs`: which log each projection is bound to (routes refuse while one is not). */
+export const PROJECTION_LOGS = 'gatehouse:projection-logs';

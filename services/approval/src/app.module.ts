@@ -2,9 +2,8 @@ import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestj
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
 import { APPROVAL_MIGRATIONS, approvalProjection } from '@gatehouse/approval-projection';
-import { DATA_SOURCE, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
-import { type DataSource } from 'typeorm';
 import { type ApprovalOptions, approvalOptionsFromEnv } from './approval-config.js';
 import { ApprovalEventsController } from './approval-events/approval-events.http.controller.js';
 import { ApprovalStatusController } from './approval-status.http.controller.js';
@@ -32,14 +31,16 @@ export class ApprovalModule implements OnModuleDestroy {
         {
           provide: APPROVAL_ENGINE,
           // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
-          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS],
-          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource, deadLetters: DeadLetterPublisher) =>
+          inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS],
+          // The projection is bound to its topic's log first: rows of another log are dropped, and the
+          // start-up replay writes them again from this one before anything is answered.
+          useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
             ApprovalEngine.start({
               kafka,
               namespace: config.topicNamespace,
               signingKey: options.signingKey,
               keyring: options.keyring,
-              projection: new ProjectionWriter(dataSource, approvalProjection(options.keyring), config.database.schema, topicName('approvals', config.topicNamespace), {
+              projection: await logs.projectionWriter(approvalProjection(options.keyring), topicName('approvals', config.topicNamespace), {
                 onUnapplied: (poison) => deadLetters.publish(poison),
               }),
               decisionDeadlineMs: options.decisionDeadlineMs,

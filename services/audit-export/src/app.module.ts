@@ -1,6 +1,6 @@
 import { type DynamicModule, Inject, Logger, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { DATA_SOURCE, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { DATA_SOURCE, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { AuditRuntime } from './audit-runtime.js';
@@ -30,10 +30,11 @@ export class AuditExportModule implements OnModuleDestroy {
         { provide: EXPORT_OPTIONS, useValue: options },
         {
           provide: AUDIT_RUNTIME,
-          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS],
-          useFactory: (kafka: Kafka, admin: Admin, dataSource: DataSource, deadLetters: DeadLetterPublisher) => {
+          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS, PROJECTION_LOGS],
+          useFactory: (kafka: Kafka, admin: Admin, dataSource: DataSource, deadLetters: DeadLetterPublisher, logs: ProjectionLogs) => {
             const runtime = new AuditRuntime({
               kafka,
+              logs,
               deadLetters: (poison) => deadLetters.publish(poison),
               admin,
               dataSource,

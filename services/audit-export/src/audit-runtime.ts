@@ -1,10 +1,12 @@
+import { GatehouseError, topicName } from '@gatehouse/contracts';
 import { type PoisonRecord } from '@gatehouse/kafka';
+import { type LogBinding, type ProjectionLogs } from '@gatehouse/service-runtime';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportOptions, hasSinks } from './export-config.js';
 import { ExportLease } from './export/export-lease.js';
 import { type ExportLog, ExportPipeline, type ExportStatus } from './export/export-pipeline.js';
-import { DecisionsProjection } from './projection/decisions-projection.js';
+import { decisionsLog, DecisionsProjection, PROJECTION_NAME } from './projection/decisions-projection.js';
 import { type AuditSink } from './sinks/audit-sink.js';
 import { RotatingFileSink } from './sinks/file-sink.js';
 import { HttpSink } from './sinks/http-sink.js';
@@ -22,6 +24,8 @@ export interface AuditRuntimeOptions {
   readonly log?: ExportLog;
   /** Parks the audit records the projection cannot apply on the dead-letter topic. */
   readonly deadLetters?: (poison: readonly PoisonRecord[]) => Promise<void>;
+  /** The service's projection logs: nothing is projected, exported or served before the audit log is bound. */
+  readonly logs: ProjectionLogs;
 }
 
 /** Builds the configured sinks. */
@@ -36,14 +40,18 @@ export async function createSinks(options: AuditRuntimeOptions): Promise<AuditSi
 
 /**
  * The service's background work: the decisions projection always; the export pipeline when a
- * sink is configured. Both start in the background and retry, so the HTTP API and /health
- * answer while the broker or topic is not there yet. The export runs only while this replica
- * holds its lease (`ExportLease`): replicas sharing the database and export name stand by.
+ * sink is configured. Both start in the background and retry, so /health answers while the
+ * broker or topic is not there yet. First the audit log is checked against the one the stored
+ * rows and positions came from (`decisionsLog`): until it is, the query API refuses
+ * (PROJECTION.LOG_UNVERIFIED); on another log nothing starts and nothing is served, and /health
+ * says PROJECTION.LOG_CHANGED. The export runs only while this replica holds its lease
+ * (`ExportLease`): replicas sharing the database and export name stand by.
  */
 export class AuditRuntime {
   readonly projection: DecisionsProjection;
   private pipeline: ExportPipeline | undefined;
   private starting: Promise<void> | undefined;
+  private binding: Promise<LogBinding | undefined> | undefined;
   private stopped = false;
   private readonly halting = new AbortController();
   private lease: ExportLease | undefined;
@@ -56,8 +64,37 @@ export class AuditRuntime {
   }
 
   start(): void {
-    this.projection.start();
-    if (hasSinks(this.options.export)) this.starting = this.startExport();
+    const target = decisionsLog(topicName('audit', this.options.namespace));
+    this.options.logs.expect(target);
+    // A log found changed while running: stop reading it (a restart checks again and refuses).
+    this.options.logs.onChange((projection) => {
+      if (projection === PROJECTION_NAME) void this.stop();
+    });
+    this.binding = this.bindLog(target).then((binding) => {
+      if (!binding || this.stopped) return undefined;
+      this.projection.start(binding);
+      if (hasSinks(this.options.export)) this.starting = this.startExport();
+      return binding;
+    });
+  }
+
+  /** Resolves once the audit log is checked: true when bound (the projection runs), false when refused or stopped. */
+  async bound(): Promise<boolean> {
+    return (await this.binding) !== undefined;
+  }
+
+  private async bindLog(target: ReturnType<typeof decisionsLog>): Promise<LogBinding | undefined> {
+    for (let attempt = 1; !this.stopped; attempt += 1) {
+      try {
+        return await this.options.logs.bind(target);
+      } catch (error) {
+        // Refused: the rows are another log's; bind logged it and /health says so.
+        if (error instanceof GatehouseError && error.code === 'PROJECTION.LOG_CHANGED') return undefined;
+        this.log('warn', 'the audit log cannot be checked yet; retrying', { attempt });
+        await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * attempt)).unref());
+      }
+    }
+    return undefined;
   }
 
   /** The running export, once started; undefined when no sink is configured. */
@@ -72,8 +109,9 @@ export class AuditRuntime {
     return { name: this.options.export.name, phase: 'standby', paused: false, positions: {}, sinks: [], exported: 0, sinkFailures: 0, skipped: 0 };
   }
 
-  /** Resolves once the export runs (immediately when there is none). */
+  /** Resolves once the export runs (immediately when there is none, or the audit log was refused). */
   async ready(): Promise<ExportPipeline | undefined> {
+    await this.binding;
     await this.starting;
     return this.pipeline;
   }

@@ -1,9 +1,8 @@
 import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { DATA_SOURCE, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
-import { type DataSource } from 'typeorm';
 import { CompleteKeyController } from './complete-key/complete-key.http.controller.js';
 import { EchoController } from './echo/echo.http.controller.js';
 import { KeyExpiry } from './expire-keys/key-expiry.js';
@@ -48,14 +47,16 @@ export class LedgerModule implements OnModuleDestroy {
         {
           provide: LEDGER_ENGINE,
           // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
-          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS],
-          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource, deadLetters: DeadLetterPublisher) =>
+          inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS],
+          // The projection is bound to its topic's log first: rows of another log are dropped, and the
+          // start-up replay writes them again from this one before anything is answered.
+          useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
             LedgerEngine.start({
               kafka,
               namespace: config.topicNamespace,
               signingKey: options.signingKey,
               keyring: options.keyring,
-              projection: new ProjectionWriter(dataSource, ledgerProjection(options.keyring), config.database.schema, topicName('ledger', config.topicNamespace), {
+              projection: await logs.projectionWriter(ledgerProjection(options.keyring), topicName('ledger', config.topicNamespace), {
                 onUnapplied: (poison) => deadLetters.publish(poison),
               }),
               decisionDeadlineMs: options.decisionDeadlineMs,

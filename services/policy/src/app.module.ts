@@ -1,9 +1,8 @@
 import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { DATA_SOURCE, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, ProjectionWriter, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
-import { type DataSource } from 'typeorm';
 import { DecideController } from './decide/decide.http.controller.js';
 import { PolicyKafkaEvaluator } from './decide/kafka-evaluator.js';
 import { PolicyDecisions } from './decide/policy-decisions.js';
@@ -34,14 +33,16 @@ export class PolicyModule implements OnModuleDestroy {
         { provide: POLICY_OPTIONS, useValue: options },
         {
           provide: POLICY_ENGINE,
-          inject: [KAFKA, KAFKA_ADMIN, DATA_SOURCE, DEAD_LETTERS],
-          useFactory: (kafka: Kafka, _admin: unknown, dataSource: DataSource, deadLetters: DeadLetterPublisher) =>
+          inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS],
+          // The projection is bound to its topic's log first: rows of another log are dropped, and the
+          // start-up replay writes them again from this one before anything is answered.
+          useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
             PolicyEngine.start({
               kafka,
               namespace: config.topicNamespace,
               signingKey: options.signingKey,
               keyring: options.keyring,
-              projection: new ProjectionWriter(dataSource, policyProjection(options.keyring), config.database.schema, topicName('policies', config.topicNamespace), {
+              projection: await logs.projectionWriter(policyProjection(options.keyring), topicName('policies', config.topicNamespace), {
                 onUnapplied: (poison) => deadLetters.publish(poison),
               }),
               log: nestFoldLog('policy'),

@@ -1,7 +1,8 @@
 import { type TopicId } from '@gatehouse/contracts';
 import { type DecodedRecord, type FoldProjection, type PoisonRecord } from '@gatehouse/kafka';
 import { type DataSource, type EntityManager } from 'typeorm';
-import { jsonbParam, ProjectionOffsets } from '../database.js';
+import { jsonbParam, type LogAnchor, ProjectionOffsets } from '../database.js';
+import { type LogBinding, projectionLockKey } from './projection-log.js';
 import { type ProjectionSpec, schemaIdent, type Touch } from './projection-spec.js';
 
 const WRITE_TIMEOUT = '10s';
@@ -12,17 +13,24 @@ export interface ProjectionWriterOptions {
    * (e.g. to park them on the dead-letter topic). Must not throw; it is awaited.
    */
   readonly onUnapplied?: (poison: readonly PoisonRecord[]) => Promise<void>;
+  /**
+   * The log the rows belong to (`ProjectionLogs.bind`): every flush checks it inside its
+   * transaction and writes nothing once the rows are another log's (PROJECTION.LOG_CHANGED).
+   */
+  readonly log?: LogBinding;
 }
 
 /**
  * Keeps a service's PostgreSQL projection of its fold. The fold marks what each record touched;
  * `flush` writes those rows (the fold's state now) together with the offsets they are valid for,
  * in one transaction. Rows touched below the stored offsets are skipped, so replaying a record
- * twice, or two replicas writing the same schema, changes nothing.
+ * twice, or two replicas writing the same schema, changes nothing. With each partition's offset
+ * goes its anchor, the last record applied (offset and log time): what ties the rows to their log.
  */
 export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T, S> {
   private touched: Map<string, Touch>[];
   private unapplied = new Map<string, PoisonRecord>();
+  private readonly anchors = new Map<number, LogAnchor>();
   private readonly offsets: ProjectionOffsets;
   private readonly schemaSql: string;
 
@@ -42,6 +50,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
   /** Notes the rows `record` is about; they are written at the next flush. */
   touch(record: DecodedRecord<T>): void {
     const at = { partition: record.partition, offset: BigInt(record.offset) };
+    if (at.offset >= (this.anchors.get(at.partition)?.offset ?? -1n)) this.anchors.set(at.partition, { offset: at.offset, timeMs: record.logTime.getTime() });
     this.spec.tables.forEach((table, i) => {
       for (const key of table.touched(record)) this.touched[i]?.set(key, at);
     });
@@ -75,6 +84,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     this.unapplied = new Map();
     const rows = this.spec.tables.map((table, i) => [...(touched[i] ?? new Map<string, Touch>())].map(([key, touch]) => ({ key, touch, row: table.row(state, key, touch) })));
     const positions = [...through];
+    const anchors = new Map(this.anchors);
     let newlyUnapplied: PoisonRecord[] = [];
     try {
       await this.dataSource.transaction(async (manager) => {
@@ -82,7 +92,9 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
         await manager.query(`SET LOCAL lock_timeout = '${WRITE_TIMEOUT}'`);
         await manager.query(`SET LOCAL statement_timeout = '${WRITE_TIMEOUT}'`);
         // Replicas sharing the schema take turns; each skips what another already wrote.
-        await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${this.schema}/${this.spec.name}/${this.topic}`]);
+        await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [projectionLockKey(this.schema, this.spec.name, this.topic)]);
+        // Rows of another log are never written (the log changed under this process, or another replica rebuilt them).
+        await this.options.log?.assertCurrent(manager);
         const stored = await this.offsets.load(manager, this.topic);
         const fresh = (touch: Touch) => touch.offset >= BigInt(stored[touch.partition] ?? '0');
         for (const [i, table] of this.spec.tables.entries()) {
@@ -94,7 +106,10 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
         }
         const poison = [...unapplied.values()].filter((p) => fresh({ partition: p.partition, offset: BigInt(p.offset) }));
         newlyUnapplied = poison.length > 0 ? await this.insertUnapplied(manager, poison) : [];
-        for (const [partition, next] of positions) await this.offsets.save(manager, this.topic, partition, next.toString());
+        for (const [partition, next] of positions) {
+          const anchor = anchors.get(partition);
+          await this.offsets.save(manager, this.topic, partition, next.toString(), anchor && anchor.offset < next ? anchor : undefined);
+        }
       });
     } catch (error) {
       // Keep what was touched; a newer touch of the same row wins.

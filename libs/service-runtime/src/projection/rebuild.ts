@@ -3,6 +3,7 @@ import { replayTopic } from '@gatehouse/kafka';
 import { type Kafka } from 'kafkajs';
 import { type EntityManager } from 'typeorm';
 import { openServiceDatabase, ProjectionOffsets } from '../database.js';
+import { LogBinding, specLog, writeLogIdentity } from './projection-log.js';
 import { type ProjectionSpec, schemaIdent } from './projection-spec.js';
 import { ProjectionWriter } from './projection-writer.js';
 
@@ -25,23 +26,33 @@ export interface RebuildReport {
   readonly nextOffsets: Record<number, string>;
 }
 
+/** The cluster id of the broker `kafka` talks to. */
+export async function brokerClusterId(kafka: Kafka): Promise<string> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return (await admin.describeCluster()).clusterId ?? '';
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /**
  * Replays the spec's topic from offset 0 into a fresh projection in `schema` (created and
  * migrated when missing, emptied when present), through the same fold and writer the service
- * uses. The live service does the same on start for whatever its schema lacks.
+ * uses, and binds it to that log. The live service does the same on start for whatever its
+ * schema lacks, and all of it when its rows are of another log.
  */
 export async function rebuildProjection<T extends TopicId, S, V>(spec: ProjectionSpec<T, S, V>, options: RebuildOptions): Promise<RebuildReport> {
   const topic = topicName(spec.topicId, options.namespace);
   const dataSource = await openServiceDatabase({ url: options.database.url, passwordFile: options.database.passwordFile, schema: options.schema, migrations: spec.migrations });
   try {
-    const schema = schemaIdent(options.schema);
-    await dataSource.transaction(async (manager) => {
-      const tables = [...spec.tables.map((t) => t.table), 'unapplied_records'].map((t) => `${schema}.${t}`);
-      await manager.query(`TRUNCATE ${tables.join(', ')}`);
-      await manager.query(`DELETE FROM ${schema}.projection_offsets WHERE projection = $1 AND topic = $2`, [spec.name, topic]);
-    });
+    // The rebuilt rows are bound to the log they are replayed from, like a live service's.
+    const target = specLog(spec, topic);
+    const clusterId = await brokerClusterId(options.kafka);
+    const generation = await dataSource.transaction((manager) => writeLogIdentity(manager, options.schema, target, clusterId, true));
     const state = spec.fold.create();
-    const writer = new ProjectionWriter(dataSource, spec, options.schema, topic);
+    const writer = new ProjectionWriter(dataSource, spec, options.schema, topic, { log: new LogBinding(spec.name, topic, options.schema, generation) });
     const applied = new Map<number, bigint>();
     const batchSize = options.batchSize ?? 1_000;
     let sinceFlush = 0;

@@ -2,15 +2,27 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GatehouseError, topicName, type TopicId } from '@gatehouse/contracts';
 import { createKafkaClient } from '@gatehouse/kafka';
+import { type Kafka } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { ENV, serviceConfigFromEnv } from '../config.js';
 import { ProjectionOffsets } from '../database.js';
 import { type ServiceDescriptor } from '../services.js';
+import { type LogChange, type ProjectedLog, projectionLogChange, specLog } from './projection-log.js';
 import { type ProjectionSpec } from './projection-spec.js';
 import { compareProjections, type ProjectionComparison, rebuildProjection } from './rebuild.js';
 
 const ATTEMPTS = 5;
 const CATCH_UP_MS = 15_000;
+
+async function liveLogChange(kafka: Kafka, live: DataSource, schema: string, target: ProjectedLog): Promise<LogChange | undefined> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await projectionLogChange(live.manager, admin, schema, target);
+  } finally {
+    await admin.disconnect();
+  }
+}
 
 function behind(live: Record<number, string>, rebuilt: Record<number, string>): boolean {
   return Object.entries(rebuilt).some(([p, o]) => BigInt(live[Number(p)] ?? '0') < BigInt(o));
@@ -26,7 +38,8 @@ export interface ReplayCliOptions {
 
 /**
  * `replay [--compare] [--schema <name>]`: rebuilds a service's projection by replaying its topic
- * from offset 0 into a separate schema and, with --compare, says whether it equals the live one.
+ * from offset 0 into a separate schema and, with --compare, says whether it equals the live one
+ * (never equal when the live rows were built from another log than the broker has now).
  * Resolves to the exit status: 0 rebuilt (and equal), 1 not equal; throws GatehouseError on misuse.
  */
 export async function runReplayCli<T extends TopicId, S, V>(service: ServiceDescriptor, spec: ProjectionSpec<T, S, V>, options: ReplayCliOptions): Promise<number> {
@@ -56,16 +69,27 @@ export async function runReplayCli<T extends TopicId, S, V>(service: ServiceDesc
 
   let live: DataSource | undefined;
   try {
+    if (values.compare) {
+      const password = passwordFile ? readFileSync(passwordFile, 'utf8').trim() : undefined;
+      live = new DataSource({ type: 'postgres', url: config.database.url, ...(password === undefined ? {} : { password }), logging: ['error'] });
+      await live.initialize();
+      // Rows of another log are not compared with this one's: the service rebuilds them on start.
+      const change = await liveLogChange(kafka, live, config.database.schema, specLog(spec, topic));
+      if (change) {
+        options.print({
+          equal: false,
+          summary: `the live projection was built from another log than the broker has now (${change}); restart the service, which rebuilds it from offset 0`,
+          live: config.database.schema,
+          logChange: change,
+        });
+        return 1;
+      }
+    }
     for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
       const report = await rebuildProjection(spec, { kafka, namespace: config.topicNamespace, database, schema: target });
-      if (!values.compare) {
+      if (!values.compare || !live) {
         options.print({ rebuilt: target, records: report.records, unapplied: report.unapplied, nextOffsets: report.nextOffsets });
         return 0;
-      }
-      if (!live) {
-        const password = passwordFile ? readFileSync(passwordFile, 'utf8').trim() : undefined;
-        live = new DataSource({ type: 'postgres', url: config.database.url, ...(password === undefined ? {} : { password }), logging: ['error'] });
-        await live.initialize();
       }
       // The live projection commits per batch: give it a moment to reach the rebuilt offsets.
       const offsets = new ProjectionOffsets(config.database.schema, spec.name);

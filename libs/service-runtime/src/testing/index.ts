@@ -29,3 +29,4 @@ export async function createTestDatabase(prefix = 'gh_it'): Promise<TestDatabase
   return { name, url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 export { freePort, type HttpAnswer, type HttpClient, httpClient, listenOnLoopback, percentile, readAnswer } from './http.js';
+export { replaceTopic } from './replace-topic.js';

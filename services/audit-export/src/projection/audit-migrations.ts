@@ -1,5 +1,11 @@
-import { CreateProjectionOffsets1764489600000 } from '@gatehouse/service-runtime';
-import { CreateDecisionsProjection1765000000000, DecisionsPositionPerTopic1765100000000 } from './decisions-projection.migrations.js';
+import { CreateProjectionOffsets1764489600000, ProjectionLogIdentity1765200000000 } from '@gatehouse/service-runtime';
+import { CreateDecisionsProjection1765000000000, DecisionsLogAnchors1765300000000, DecisionsPositionPerTopic1765100000000 } from './decisions-projection.migrations.js';
 
 /** The service's migrations, in order. */
-export const AUDIT_EXPORT_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreateDecisionsProjection1765000000000, DecisionsPositionPerTopic1765100000000] as const;
+export const AUDIT_EXPORT_MIGRATIONS = [
+  CreateProjectionOffsets1764489600000,
+  CreateDecisionsProjection1765000000000,
+  DecisionsPositionPerTopic1765100000000,
+  ProjectionLogIdentity1765200000000,
+  DecisionsLogAnchors1765300000000,
+] as const;

@@ -80,3 +80,26 @@ export class DecisionsPositionPerTopic1765100000000 implements MigrationInterfac
     await queryRunner.query(`ALTER TABLE ${s}.decisions DROP COLUMN topic`);
   }
 }
+
+/**
+ * Anchors for decisions positions stored before anchors were kept (`ProjectionLogIdentity`): the
+ * newest decision row of each topic and partition is a record the projection applied, with its
+ * offset and log time, so an upgraded service can show that its rows are of the broker's log
+ * (and adopt it) instead of refusing them as unverified.
+ */
+export class DecisionsLogAnchors1765300000000 implements MigrationInterface {
+  name = 'DecisionsLogAnchors1765300000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const s = migrationSchema(queryRunner);
+    await queryRunner.query(`
+      UPDATE ${s}.projection_offsets o
+         SET anchor_offset = d."offset", anchor_time_ms = round(extract(epoch FROM d.log_time) * 1000)::bigint
+        FROM (SELECT DISTINCT ON (topic, partition) topic, partition, "offset", log_time FROM ${s}.decisions ORDER BY topic, partition, "offset" DESC) d
+       WHERE o.projection = 'decisions' AND o.topic = d.topic AND o.partition = d.partition AND o.anchor_offset IS NULL AND d."offset" < o.next_offset`);
+  }
+
+  async down(): Promise<void> {
+    // The anchors are evidence, not structure: nothing to undo.
+  }
+}

@@ -1,11 +1,21 @@
-import { topicName } from '@gatehouse/contracts';
+import { GatehouseError, topicName } from '@gatehouse/contracts';
 import { type DecodedRecord, type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
-import { jsonbParam, ProjectionOffsets } from '@gatehouse/service-runtime';
+import { jsonbParam, type LogBinding, type ProjectedLog, ProjectionOffsets } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportLog } from '../export/export-pipeline.js';
 
 export const PROJECTION_NAME = 'decisions';
+
+/**
+ * The decisions projection as the log check sees it. Its rows carry their topic (one schema may
+ * project several namespaces), and on another log it refuses instead of rebuilding: the rows are
+ * the audit trail, and may be the only copy left of decisions the broker lost or expired. An
+ * operator keeps them (moves the schema aside) and starts the service on a fresh one.
+ */
+export function decisionsLog(topic: string): ProjectedLog {
+  return { projection: PROJECTION_NAME, topic, scope: 'per-topic', onChange: 'refuse' };
+}
 
 /** A checked schema name, safe to put in SQL. */
 export function schemaIdent(schema: string): string {
@@ -68,6 +78,7 @@ export class DecisionsProjection {
   private readonly rows = new Map<number, DecisionRow[]>();
   private readonly poison = new Map<number, PoisonRecord[]>();
   private tail: TailHandle | undefined;
+  private binding: LogBinding | undefined;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
 
@@ -85,8 +96,12 @@ export class DecisionsProjection {
     this.s = schemaIdent(schema);
   }
 
-  /** Starts tailing from the stored offsets; retries in the background until the topic answers. */
-  start(): void {
+  /**
+   * Starts tailing from the stored offsets, once bound to the audit log (`binding`): each write
+   * checks it, so nothing of another log is written. Retries in the background until the topic answers.
+   */
+  start(binding?: LogBinding): void {
+    this.binding = binding;
     void this.run();
   }
 
@@ -143,6 +158,7 @@ export class DecisionsProjection {
     for (let attempt = 1; ; attempt += 1) {
       try {
         await this.dataSource.transaction(async (manager) => {
+          await this.binding?.assertCurrent(manager);
           if (rows.length > 0) {
             await manager.query(
               `INSERT INTO ${this.s}.decisions
@@ -164,11 +180,14 @@ export class DecisionsProjection {
             const fresh = new Set(inserted.map((r) => r.offset));
             stored = poison.filter((p) => fresh.has(p.offset));
           }
-          await this.offsets.save(manager, this.topic, partition, next);
+          // The newest row is the anchor: the record that ties the positions to this log.
+          const last = rows.at(-1);
+          await this.offsets.save(manager, this.topic, partition, next, last ? { offset: BigInt(last.offset), timeMs: Date.parse(last.log_time) } : undefined);
         });
         break;
-      } catch {
-        if (this.stopped) return;
+      } catch (error) {
+        // Another log's rows are never written: the runtime stops the projection.
+        if (this.stopped || (error instanceof GatehouseError && error.code === 'PROJECTION.LOG_CHANGED')) return;
         if (attempt === 1) this.log('warn', 'decisions projection write failed; retrying', { partition });
         await new Promise((r) => setTimeout(r, Math.min(5_000, 200 * 2 ** attempt)));
       }

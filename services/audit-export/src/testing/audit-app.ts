@@ -36,6 +36,8 @@ export async function startAuditApp(options: AuditAppOptions): Promise<AuditApp>
   const exportOptions = { ...options.export, readers: options.export.readers ?? [TEST_READER] };
   const app = await NestFactory.create(AuditExportModule.forRoot(config, exportOptions, options.telemetry), { logger: ['error'], abortOnError: false });
   const client = httpClient(await listenOnLoopback(app));
+  // As a process is started (health 200): once its projection is bound to the audit log, or refused.
+  await app.get<AuditRuntime>(AUDIT_RUNTIME).bound();
   const get: typeof client.get = (path, headers = {}) => client.get(path, { authorization: `Bearer ${TEST_READER_KEY}`, ...headers });
   return { ...client, get, app, runtime: app.get<AuditRuntime>(AUDIT_RUNTIME), close: () => app.close() };
 }

@@ -1,6 +1,6 @@
 import { type Keyring } from '@gatehouse/contracts';
 import { applyPolicyEvent, createPolicyBundlesState, type PolicyBundlesState, type PolicyVerdict, versionKey } from '@gatehouse/policies';
-import { CreateProjectionOffsets1764489600000, jsonbParam, migrationSchema, type ProjectionSpec, unappliedRecordsTableSql } from '@gatehouse/service-runtime';
+import { CreateProjectionOffsets1764489600000, jsonbParam, migrationSchema, ProjectionLogIdentity1765200000000, type ProjectionSpec, unappliedRecordsTableSql } from '@gatehouse/service-runtime';
 import { type EntityManager, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /** One row per trusted version of every policy set; versions are immutable once published. */
@@ -34,7 +34,7 @@ export class CreatePolicyProjection1764748800000 implements MigrationInterface {
   }
 }
 
-export const POLICY_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreatePolicyProjection1764748800000] as const;
+export const POLICY_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreatePolicyProjection1764748800000, ProjectionLogIdentity1765200000000] as const;
 
 async function upsertVersions(manager: EntityManager, schemaSql: string, rows: readonly object[]): Promise<void> {
   await manager.query(

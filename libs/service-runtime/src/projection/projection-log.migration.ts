@@ -1,0 +1,32 @@
+import { type MigrationInterface, type QueryRunner } from 'typeorm';
+import { migrationSchema } from '../database.js';
+
+/**
+ * What ties a projection to the log it was built from (issue 15, attack 8): `projection_logs`
+ * names the cluster and topic of each projection's rows and the generation the rows belong to
+ * (a new one per rebuild), and each stored offset gets the anchor of the last record applied
+ * before it (its offset and log append time). Every service runs it after `CreateProjectionOffsets1764489600000`.
+ */
+export class ProjectionLogIdentity1765200000000 implements MigrationInterface {
+  name = 'ProjectionLogIdentity1765200000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const schema = migrationSchema(queryRunner);
+    await queryRunner.query(`ALTER TABLE ${schema}.projection_offsets ADD COLUMN anchor_offset bigint, ADD COLUMN anchor_time_ms bigint`);
+    await queryRunner.query(`
+      CREATE TABLE ${schema}.projection_logs (
+        projection text NOT NULL,
+        topic text NOT NULL,
+        cluster_id text NOT NULL,
+        generation uuid NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (projection, topic)
+      )`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    const schema = migrationSchema(queryRunner);
+    await queryRunner.query(`DROP TABLE ${schema}.projection_logs`);
+    await queryRunner.query(`ALTER TABLE ${schema}.projection_offsets DROP COLUMN anchor_time_ms, DROP COLUMN anchor_offset`);
+  }
+}
