@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './envelope.js';
 export * from './chain.js';
 export * from './signing.js';
+export * from './claims.js';
 export * from './signing-config.js';
 export * from './events/common.js';
 export * from './events/audit.js';

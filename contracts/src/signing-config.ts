@@ -1,7 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GatehouseError } from './errors.js';
-import { createKeyring, keyIdOf, type Keyring, type Signer, type SigningKey, signingKeyFromPem, type TrustedKeyEntry } from './signing.js';
+import { agentKeyFromPem } from './claims.js';
+import { type AgentKey, createKeyring, keyIdOf, type Keyring, type Signer, type SigningKey, signingKeyFromPem, type TrustedKeyEntry } from './signing.js';
 
 /** Environment variables of signing and verification. Keys come from files or the environment, never from code. */
 export const SIGNING_ENV = {
@@ -63,4 +64,30 @@ export function signingKeyFromEnv(signer: Signer, env: NodeJS.ProcessEnv = proce
   // Without a configured id the key goes by its fingerprint (what infra/signing/keys.mjs names it).
   const keyId = env[SIGNING_ENV.signingKeyId] || keyIdOf(signer, createPublicKey(signingKeyFromPem('pending', signer, pem).privateKey));
   return signingKeyFromPem(keyId, signer, pem);
+}
+
+/** Environment variables of an agent process's claim key (see `claims.ts`). */
+export const AGENT_KEY_ENV = {
+  /** The agent's Ed25519 private key (PKCS#8 PEM); its public half is in the services' trusted keys. */
+  keyFile: 'GATEHOUSE_AGENT_KEY_FILE',
+  /** The id the services know the key by (default: `keyIdOf('agent', publicKey)`). */
+  keyId: 'GATEHOUSE_AGENT_KEY_ID',
+  /** The agent's id, as its trusted-key entry binds it. */
+  agentId: 'GATEHOUSE_AGENT_ID',
+  /** Comma-separated tenants the agent acts for, as its trusted-key entry binds them. */
+  tenants: 'GATEHOUSE_AGENT_TENANTS',
+} as const;
+
+/** An agent's claim key from the environment; required where an agent asks for approvals. */
+export function agentKeyFromEnv(env: NodeJS.ProcessEnv = process.env): AgentKey {
+  const file = env[AGENT_KEY_ENV.keyFile];
+  if (!file) throw missing(AGENT_KEY_ENV.keyFile, "must name the agent's Ed25519 private key (PKCS#8 PEM)");
+  const agentId = env[AGENT_KEY_ENV.agentId];
+  if (!agentId) throw missing(AGENT_KEY_ENV.agentId, "must name the agent's id");
+  const tenants = (env[AGENT_KEY_ENV.tenants] ?? '').split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+  if (tenants.length === 0) throw missing(AGENT_KEY_ENV.tenants, 'must list the tenants the agent acts for');
+  const pem = readSecret(AGENT_KEY_ENV.keyFile, file);
+  const binding = { id: agentId, tenants };
+  const keyId = env[AGENT_KEY_ENV.keyId] || keyIdOf('agent', createPublicKey(agentKeyFromPem('pending', binding, pem).privateKey));
+  return agentKeyFromPem(keyId, binding, pem);
 }

@@ -11,6 +11,24 @@ import { GatehouseError } from './errors.js';
 export const SignerSchema = z.enum(['approval', 'ledger', 'policy']);
 export type Signer = z.infer<typeof SignerSchema>;
 
+/**
+ * Who holds a trusted key: a granting service, or an agent. An agent key signs the agent's
+ * claims (requests, cancellations: see `claims.ts`) and is bound to the agent's id and tenants;
+ * it can never grant, since every granting type needs a service signer.
+ */
+export const KeyHolderSchema = z.enum(['approval', 'ledger', 'policy', 'agent']);
+export type KeyHolder = z.infer<typeof KeyHolderSchema>;
+
+/** What an agent key is bound to: the agent's id (a claim's requester) and the tenants it may claim for. */
+export const AgentBindingSchema = z.strictObject({
+  id: z.string().min(1).max(256),
+  tenants: z.array(z.string().min(1).max(256)).min(1).max(100),
+});
+export interface AgentBinding {
+  readonly id: string;
+  readonly tenants: readonly string[];
+}
+
 /** An event's signature: the key that made it and the Ed25519 signature (base64url) over `signedBytes`. */
 export const EventSignatureSchema = z.object({
   keyId: z.string().min(1).max(128),
@@ -48,6 +66,14 @@ export interface SigningKey {
   readonly privateKey: KeyObject;
 }
 
+/** An agent's private claim key, with what it is bound to (see `claims.ts`). */
+export interface AgentKey {
+  readonly keyId: string;
+  readonly signer: 'agent';
+  readonly agent: AgentBinding;
+  readonly privateKey: KeyObject;
+}
+
 function invalidKey(what: string): GatehouseError {
   return new GatehouseError('SIGNING.KEY_INVALID', what, { category: 'validation' });
 }
@@ -69,12 +95,12 @@ export function signingKeyFromPem(keyId: string, signer: Signer, pem: string): S
  * The key id a public key goes by when none is configured: `<signer>-` and the first 16 hex of
  * the sha-256 of its SPKI DER. Deterministic, so a deployment needs only the key files.
  */
-export function keyIdOf(signer: Signer, publicKey: KeyObject): string {
+export function keyIdOf(signer: KeyHolder, publicKey: KeyObject): string {
   return `${signer}-${createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16)}`;
 }
 
 /** Returns `event` with its signature: what a granting service appends. */
-export function signEvent<E extends object>(event: E, key: SigningKey): E & { signature: EventSignature } {
+export function signEvent<E extends object>(event: E, key: SigningKey | AgentKey): E & { signature: EventSignature } {
   const value = sign(null, signedBytes(event), key.privateKey).toString('base64url');
   return { ...event, signature: { keyId: key.keyId, alg: 'Ed25519', value } };
 }
@@ -82,8 +108,10 @@ export function signEvent<E extends object>(event: E, key: SigningKey): E & { si
 /** One public key a verifier trusts, for one signer. */
 export interface TrustedKey {
   readonly keyId: string;
-  readonly signer: Signer;
+  readonly signer: KeyHolder;
   readonly publicKey: KeyObject;
+  /** Present exactly for agent keys. */
+  readonly agent?: AgentBinding;
 }
 
 /** The public keys a fold trusts, by key id. More than one per signer is valid during a rotation. */
@@ -91,12 +119,16 @@ export interface Keyring {
   readonly keys: ReadonlyMap<string, TrustedKey>;
 }
 
-export const TrustedKeyEntrySchema = z.strictObject({
-  keyId: z.string().regex(/^[\w.:-]{1,128}$/),
-  signer: SignerSchema,
-  /** SPKI PEM of the Ed25519 public key. */
-  publicKey: z.string().min(1),
-});
+export const TrustedKeyEntrySchema = z
+  .strictObject({
+    keyId: z.string().regex(/^[\w.:-]{1,128}$/),
+    signer: KeyHolderSchema,
+    /** SPKI PEM of the Ed25519 public key. */
+    publicKey: z.string().min(1),
+    /** Required for (and only for) an agent key: the agent id and tenants its claims may name. */
+    agent: AgentBindingSchema.optional(),
+  })
+  .refine((e) => (e.signer === 'agent') === (e.agent !== undefined), { message: 'agent is required for agent keys and forbidden otherwise' });
 export type TrustedKeyEntry = z.infer<typeof TrustedKeyEntrySchema>;
 
 /** Builds a keyring from configured entries; a malformed entry is a typed error naming its index. */
@@ -114,14 +146,16 @@ export function createKeyring(entries: readonly TrustedKeyEntry[]): Keyring {
     }
     if (publicKey.asymmetricKeyType !== 'ed25519') throw invalidKey(`trusted key ${index} is not an Ed25519 key`);
     if (keys.has(entry.keyId)) throw invalidKey(`trusted key id ${entry.keyId} is listed twice`);
-    keys.set(entry.keyId, Object.freeze({ keyId: entry.keyId, signer: entry.signer, publicKey }));
+    const agent = entry.agent && Object.freeze({ id: entry.agent.id, tenants: Object.freeze([...entry.agent.tenants]) });
+    keys.set(entry.keyId, Object.freeze({ keyId: entry.keyId, signer: entry.signer, publicKey, ...(agent && { agent }) }));
   });
   return Object.freeze({ keys });
 }
 
 /** The public half of a signing key, as a keyring entry (what a service publishes for its verifiers). */
-export function trustedEntryOf(key: SigningKey): TrustedKeyEntry {
-  return { keyId: key.keyId, signer: key.signer, publicKey: createPublicKey(key.privateKey).export({ type: 'spki', format: 'pem' }).toString() };
+export function trustedEntryOf(key: SigningKey | AgentKey): TrustedKeyEntry {
+  const publicKey = createPublicKey(key.privateKey).export({ type: 'spki', format: 'pem' }).toString();
+  return { keyId: key.keyId, signer: key.signer, publicKey, ...(key.signer === 'agent' && { agent: { id: key.agent.id, tenants: [...key.agent.tenants] } }) };
 }
 
 /** Why a granting event does not count. */

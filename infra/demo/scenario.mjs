@@ -28,7 +28,7 @@ import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
 import { createGatekeeper, followPolicyBundles, gatekeeperGuardrail } from '@gatehouse/guard/gatekeeper';
 import { watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
 import { collectStreamText, scriptedModel } from '@gatehouse/guard/testing';
-import { keyringFromEnv } from '@gatehouse/contracts';
+import { agentKeyFromEnv, keyringFromEnv } from '@gatehouse/contracts';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv } from '@gatehouse/kafka';
 import { z } from 'zod';
 
@@ -61,7 +61,7 @@ const producer = await EventProducer.connect(kafka, { namespace });
 const sink = kafkaAuditSink({ publisher: kafkaAuditPublisher(producer), mode: 'required', source: 'guard:support-bot', defaultTenant: 'acme' });
 const audit = new AuditLogger({ sink });
 // Decisions count only when signed by the approval service: its public key is in GATEHOUSE_TRUSTED_KEYS_FILE.
-const gateway = createKafkaApprovalGateway({ kafka, keyring: keyringFromEnv(), namespace, source: 'guard:support-bot' });
+const gateway = createKafkaApprovalGateway({ kafka, keyring: keyringFromEnv(), agentKey: agentKeyFromEnv(), namespace, source: 'guard:support-bot' });
 await gateway.start();
 const { idempotencyStore } = createLedgerStores({ baseUrl: ledgerUrl, connectorId: 'payments.refund' });
 

@@ -63,6 +63,9 @@ export GATEHOUSE_AUDIT_READERS
 # the git-ignored state dir; every process trusts their public halves, each service signs with its own.
 signing_dir="$GATEHOUSE_STATE_DIR/secrets/signing"
 node infra/signing/keys.mjs "$signing_dir"
+# The demo agent's claim key: its approval requests and withdrawals are signed with it, and every
+# fold counts them only for the agent and tenant the trusted keys bind it to.
+node infra/signing/keys.mjs "$signing_dir" --agent support-bot agent:support-bot acme
 export GATEHOUSE_TRUSTED_KEYS_FILE="$signing_dir/trusted-keys.json"
 signing_env() {
   case "$1" in
@@ -165,7 +168,8 @@ scenario_args=()
 if [ "$auto_approve" = yes ]; then scenario_args+=(--auto-approve); fi
 run_started=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 mapfile -t agent_pairs < <(kafka_env agent)
-env "${agent_pairs[@]}" GATEHOUSE_DEMO_REVIEWER_KEY_FILE="$reviewer_key_file" GATEHOUSE_DEMO_SUMMARY_FILE="$summary_file" \
+env "${agent_pairs[@]}" GATEHOUSE_AGENT_KEY_FILE="$signing_dir/agent-support-bot.pem" GATEHOUSE_AGENT_KEY_ID="$(cat "$signing_dir/agent-support-bot.id")" \
+  GATEHOUSE_AGENT_ID=agent:support-bot GATEHOUSE_AGENT_TENANTS=acme GATEHOUSE_DEMO_REVIEWER_KEY_FILE="$reviewer_key_file" GATEHOUSE_DEMO_SUMMARY_FILE="$summary_file" \
   node infra/demo/scenario.mjs "${scenario_args[@]}" | tee "$scenario_out" | grep -v '^DEMO_RUN_ID='
 run_id=$(sed -n 's/^DEMO_RUN_ID=//p' "$scenario_out")
 

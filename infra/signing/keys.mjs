@@ -6,6 +6,9 @@
 //   node infra/signing/keys.mjs <dir>                 create what is missing
 //   node infra/signing/keys.mjs <dir> --rotate <signer>  new key for approval|ledger|policy; the old one stays trusted
 //   node infra/signing/keys.mjs <dir> --retire <keyId>   stop trusting a previous key
+//   node infra/signing/keys.mjs <dir> --agent <name> <agentId> <tenant[,tenant]>
+//                                                     an agent's claim key (<dir>/agent-<name>.pem, .id),
+//                                                     trusted bound to that agent id and those tenants
 // Layout: <dir>/<signer>.pem, <dir>/<signer>.id (current key id, also derivable from the key),
 // <dir>/trusted-keys.json (every trusted public key). Needs the built @gatehouse/contracts.
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
@@ -14,9 +17,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const SIGNERS = ['approval', 'ledger', 'policy'];
-const [dir, flag, value] = process.argv.slice(2);
-if (!dir || (flag && !['--rotate', '--retire'].includes(flag)) || (flag && !value) || (flag === '--rotate' && !SIGNERS.includes(value))) {
-  process.stderr.write('usage: keys.mjs <dir> [--rotate approval|ledger|policy | --retire <keyId>]\n');
+const [dir, flag, value, agentId, tenants] = process.argv.slice(2);
+const badAgent = flag === '--agent' && (!/^[\w-]{1,64}$/.test(value ?? '') || !agentId || !tenants);
+if (!dir || (flag && !['--rotate', '--retire', '--agent'].includes(flag)) || (flag && !value) || (flag === '--rotate' && !SIGNERS.includes(value)) || badAgent) {
+  process.stderr.write('usage: keys.mjs <dir> [--rotate approval|ledger|policy | --retire <keyId> | --agent <name> <agentId> <tenant[,tenant]>]\n');
   process.exit(2);
 }
 mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -34,6 +38,16 @@ function newKey(signer) {
 }
 
 const made = [];
+if (flag === '--agent' && !existsSync(path.join(dir, `agent-${value}.pem`))) {
+  // An agent key signs the agent's claims (requests, withdrawals); the services trust it bound to the agent and tenants.
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const keyId = keyIdOf('agent', createPublicKey(privateKey));
+  writeFileSync(path.join(dir, `agent-${value}.pem`), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  writeFileSync(path.join(dir, `agent-${value}.id`), `${keyId}\n`, { mode: 0o600 });
+  const agent = { id: agentId, tenants: tenants.split(',').filter(Boolean) };
+  trusted.push({ keyId, signer: 'agent', publicKey: createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString(), agent });
+  made.push(keyId);
+}
 for (const signer of SIGNERS) {
   if (!existsSync(path.join(dir, `${signer}.pem`)) || (flag === '--rotate' && value === signer)) made.push(newKey(signer));
 }

@@ -5,7 +5,7 @@ import { RequestContext } from '@mastra/core/request-context';
 import { z } from 'zod';
 import { AGENT_AUDIT_CONTEXT_KEY, AuditLogger, CONNECTOR_EXECUTION_CONTEXT_KEY, createConnector, invokeConnector } from '@gatehouse/guard';
 import { createKafkaApprovalGateway, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
-import { TEST_KEYRING } from '@gatehouse/contracts/testing';
+import { TEST_AGENT_KEY, TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { throwawayDatabase } from '../src/support/database.js';
 import { serviceKafkaEnv } from '../src/support/kafka-auth.js';
@@ -31,7 +31,7 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${port}`;
   env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_APPROVAL_REVIEWERS: reviewers, GATEHOUSE_PORT: String(port) };
   // The agents' side, in this process, as the `agent` principal: one gateway shared by every call.
-  gateway = createKafkaApprovalGateway({ kafka: testKafka('fault-approval-agent', 'agent'), keyring: TEST_KEYRING, namespace, source: 'guard:fault-agent' });
+  gateway = createKafkaApprovalGateway({ kafka: testKafka('fault-approval-agent', 'agent'), keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:fault-agent' });
 }, 60_000);
 
 afterAll(async () => {

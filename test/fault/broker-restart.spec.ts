@@ -4,7 +4,7 @@ import { RequestContext } from '@mastra/core/request-context';
 import { z } from 'zod';
 import { AGENT_AUDIT_CONTEXT_KEY, AuditLogger, type AuditSink, CONNECTOR_EXECUTION_CONTEXT_KEY, createConnector, invokeConnector, kafkaAuditPublisher, kafkaAuditSink } from '@gatehouse/guard';
 import { createKafkaApprovalGateway, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
-import { TEST_KEYRING } from '@gatehouse/contracts/testing';
+import { TEST_AGENT_KEY, TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -55,7 +55,7 @@ beforeAll(async () => {
     close: () => kafkaSink.close(),
   };
   audit = new AuditLogger({ sink: recording });
-  gateway = createKafkaApprovalGateway({ kafka: agentKafka, keyring: TEST_KEYRING, namespace, source: 'guard:fault-agent', replayTimeoutMs: 10_000 });
+  gateway = createKafkaApprovalGateway({ kafka: agentKafka, keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:fault-agent', replayTimeoutMs: 10_000 });
   await gateway.start();
 }, 180_000);
 

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { AGENT_AUDIT_CONTEXT_KEY, AuditLogger, CONNECTOR_EXECUTION_CONTEXT_KEY, createConnector, invokeConnector, toDecisionEvent } from '@gatehouse/guard';
 import { createKafkaApprovalGateway, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
 import { ApprovalCancelledV1, createEvent, encodeEvent, LedgerRateConsumedV1, PolicyBundlePublishedV1, type TopicId, topicName, TOPICS } from '@gatehouse/contracts';
-import { TEST_KEYRING } from '@gatehouse/contracts/testing';
+import { TEST_AGENT_KEY, TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { EventConsumer, EventProducer, kafkaGroupId, replayTopic, throwawayGroupId } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
@@ -152,7 +152,7 @@ describe('a poison record on each topic', () => {
   });
 
   it('approvals: the service and a waiting guard skip it, and the valid request after it is decided and run', async () => {
-    gateway = createKafkaApprovalGateway({ kafka: testKafka('fault-poison-gateway', 'agent'), keyring: TEST_KEYRING, namespace, source: 'guard:fault-poison' });
+    gateway = createKafkaApprovalGateway({ kafka: testKafka('fault-poison-gateway', 'agent'), keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:fault-poison' });
     await gateway.start();
     const count = await poison('approvals');
     const executed: string[] = [];
@@ -279,8 +279,8 @@ describe('a poison record on each topic', () => {
     }
     // Nothing was written to the audit topic in the request's name (the policy service may write
     // there; a reply would be a record no fold can read): what it holds that is not an event is
-    // exactly what the audit test put there. Read to its end, the topic includes the valid
-    // request's decision record, which the service appended before replying.
+    // exactly what the audit test put there (the service records no decision asked over Kafka:
+    // the asker is not authenticated).
     let notEvents = 0;
     await replayTopic(kafka, 'audit', { namespace, onRecord: () => undefined, onPoison: () => void (notEvents += 1) });
     expect(notEvents).toBe(auditPoison);

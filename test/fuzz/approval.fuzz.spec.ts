@@ -3,7 +3,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { TEST_KEYRING } from '@gatehouse/contracts/testing';
+import { TEST_AGENT_KEY, TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { type ApprovalRequestInput, createKafkaApprovalGateway, type GrantedApproval, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import fc from 'fast-check';
@@ -44,7 +44,8 @@ const credentials: Credentials = {
     `Bearer ${apiKey}`,
     `Bearer ${signJwt(claims, jwtSecret)}`,
     `Bearer ${signJwt({ ...claims, sub: 'user:glen', tenants: ['globex'] }, jwtSecret)}`,
-    `Bearer ${signJwt({ ...claims, sub: 'agent:refund-bot' }, jwtSecret)}`,
+    // The requester: the agent the gateway's claim key is bound to.
+    `Bearer ${signJwt({ ...claims, sub: 'agent:billing' }, jwtSecret)}`,
   ],
   material: { validKey: apiKey, jwt: { secret: jwtSecret, claims } },
 };
@@ -69,13 +70,12 @@ const waits: Promise<unknown>[] = [];
 
 /** A refund request as the guard appends it; `hostile` fills what the contract allows with what storage and screens dislike. */
 function refundRequest(runId: string, amount: number, hostile = false): ApprovalRequestInput {
-  const argumentsHash = createHash('sha256').update(`${runId}:${amount}`).digest('hex');
   return {
-    scope: { tenant: 'acme', connectorId: 'payments.refund', executionId: `support/${runId}`, argumentsHash },
+    call: { tenant: 'acme', connectorId: 'payments.refund', executionId: `support/${runId}`, toolCallId: 'call-1' },
     arguments: hostile ? { orderId: `o-${runId}\u0000<img src=x>`, amount, 'note\u0000': '\u202e\u0000' } : { orderId: `o-${runId}`, amount },
     inputSchema: INPUT_SCHEMA,
     toolDescription: hostile ? 'Refund\u0000 an order </script>' : 'Refund an order',
-    requester: { id: 'agent:refund-bot', role: 'agent', kind: 'agent' },
+    requester: { id: 'agent:billing', role: 'agent', kind: 'agent' },
     reason: hostile ? 'refunds need a person\u0000' : 'refunds need a person',
     deadline: new Date(Date.now() + 3_600_000).toISOString(),
     correlationId: runId,
@@ -113,7 +113,7 @@ beforeAll(async () => {
     GATEHOUSE_APPROVAL_REVIEWERS: reviewers,
     GATEHOUSE_APPROVAL_JWT_SECRET_FILE: jwtFile,
   });
-  gateway = createKafkaApprovalGateway({ kafka: agentKafka, keyring: TEST_KEYRING, namespace, source: 'guard:fuzz-tail' });
+  gateway = createKafkaApprovalGateway({ kafka: agentKafka, keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:fuzz-tail' });
   await gateway.start();
   // One real pending request, so the routes that read or decide have something to protect.
   pendingId = (await ask(gateway, `run-${randomUUID().slice(0, 8)}`)).approvalId;
@@ -284,7 +284,7 @@ describe('approvals topic consumers under poison', () => {
     expect({ poison: tail.poison - tailBefore.poison, untrusted: tail.untrusted - tailBefore.untrusted }).toEqual({ poison: expected.poison, untrusted: expected.forged });
 
     // A guard that starts now replays the garbage from offset 0 and finds the grant on the log.
-    const late = createKafkaApprovalGateway({ kafka: agentKafka, keyring: TEST_KEYRING, namespace, source: 'guard:fuzz-replay' });
+    const late = createKafkaApprovalGateway({ kafka: agentKafka, keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:fuzz-replay' });
     try {
       await late.start();
       const found = await late.awaitApproval(refundRequest(runId, 40, true), { timeoutMs: 30_000 });

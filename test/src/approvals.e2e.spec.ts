@@ -97,7 +97,8 @@ describe('approvals end to end', () => {
       arguments: { orderId: `o-${runId}`, amount: 40 },
       toolDescription: 'Refund an order to the card it was paid with',
       dryRunPreview: { wouldRefund: 40, currency: 'EUR' },
-      requester: { id: 'agent:refund-bot' },
+      // The request names the agent its claim key is bound to (the test agent), whatever the context says.
+      requester: { id: 'agent:billing' },
     });
     expect(executions(out)).toEqual([]);
     const decided = await decide(listed.approvalId, { verdict: 'approve-with-edits', editedArguments: { orderId: `o-${runId}`, amount: 25 }, comment: 'partial refund only' });

@@ -2,44 +2,93 @@ import { z } from 'zod';
 import { defineEvent } from '../envelope.js';
 import { ActorSchema, JsonValueSchema, ScopeSchema } from './common.js';
 
-/** A tool call asks a person for a grant. Keyed (and identified) by the approval id. */
-export const ApprovalRequestedV1 = defineEvent(
+/**
+ * Bounds on what an agent may write (it is the least trusted writer): a request past them is
+ * refused by the guard before it is sent and ignored (and reported) by every fold.
+ */
+export const APPROVAL_REQUEST_LIMITS = Object.freeze({
+  /** The whole event, canonical JSON, UTF-8 bytes. */
+  eventBytes: 64 * 1024,
+  /** Each of `arguments`, `dryRunPreview` and `inputSchema`, canonical JSON, UTF-8 bytes. */
+  fieldBytes: 16 * 1024,
+});
+
+const RequestFields = {
+  approvalId: z.string().min(1),
+  scope: ScopeSchema,
+  /** Tool-call arguments as the reviewer must see them, already redacted where policy says so. */
+  arguments: JsonValueSchema,
+  redactedPaths: z.array(z.string()).default([]),
+  /** JSON Schema of the tool's input, so a reviewer's edit can be validated. */
+  inputSchema: z.record(z.string(), JsonValueSchema).optional(),
+  /** The connector's description, shown to the reviewer beside the arguments. */
+  toolDescription: z.string().max(2000).optional(),
+  /** What the call would do, from the connector's dry run, when it has one: the reviewer judges the effect. */
+  dryRunPreview: JsonValueSchema.optional(),
+  requester: ActorSchema,
+  /** The principal the requesting agent acts for (the human who started the run): they may not approve either. */
+  onBehalfOf: ActorSchema.optional(),
+  reason: z.string().max(512),
+  /** The request is void after this instant (compared with the log's append time). */
+  deadline: z.iso.datetime({ offset: true }),
+  /**
+   * `required` distinct approvals from the listed reviewers settle it (any of them may deny);
+   * absent: the first decision does. Part of the request, so every fold counts the same way.
+   */
+  quorum: z
+    .object({
+      required: z.number().int().min(2).max(10),
+      reviewers: z.array(z.string().min(1).max(256)).min(2).max(50),
+    })
+    .refine((q) => q.required <= q.reviewers.length && new Set(q.reviewers).size === q.reviewers.length, {
+      message: 'required must not exceed the number of distinct reviewers listed',
+    })
+    .optional(),
+};
+
+/**
+ * A tool call asks a person for a grant (first edition). Unsigned: its author is unknown, so
+ * folds read it (a user's log holds them) but never let it grant (see `@gatehouse/approvals`).
+ */
+export const ApprovalRequestedV1 = defineEvent('ApprovalRequested', 1, z.object(RequestFields));
+
+/**
+ * A tool call asks a person for a grant: an attributed claim, signed by the requesting agent's
+ * key (`claims.ts`), for one tool call. Keyed (and identified) by the approval id, which is
+ * derived from the scope, the requester and the tool call id, so no one else can claim it first.
+ * `scope.argumentsHash` commits to the real arguments: the sha-256 of their canonical JSON with
+ * each redacted value replaced by `{ "$redacted": <digest> }` (`redactionDigests`, salted so a
+ * short value cannot be guessed from it); the shown `arguments` hold the redaction marker there.
+ * Every fold recomputes the commitment from what a reviewer is shown and ignores a mismatch.
+ */
+export const ApprovalRequestedV2 = defineEvent(
   'ApprovalRequested',
-  1,
-  z.object({
-    approvalId: z.string().min(1),
-    scope: ScopeSchema,
-    /** Tool-call arguments as the reviewer must see them, already redacted where policy says so. */
-    arguments: JsonValueSchema,
-    redactedPaths: z.array(z.string()).default([]),
-    /** JSON Schema of the tool's input, so a reviewer's edit can be validated. */
-    inputSchema: z.record(z.string(), JsonValueSchema).optional(),
-    /** The connector's description, shown to the reviewer beside the arguments. */
-    toolDescription: z.string().max(2000).optional(),
-    /** What the call would do, from the connector's dry run, when it has one: the reviewer judges the effect. */
-    dryRunPreview: JsonValueSchema.optional(),
-    requester: ActorSchema,
-    /** The principal the requesting agent acts for (the human who started the run): they may not approve either. */
-    onBehalfOf: ActorSchema.optional(),
-    reason: z.string().max(512),
-    /** The request is void after this instant (compared with the log's append time). */
-    deadline: z.iso.datetime({ offset: true }),
-    /**
-     * `required` distinct approvals from the listed reviewers settle it (any of them may deny);
-     * absent: the first decision does. Part of the request, so every fold counts the same way.
-     */
-    quorum: z
-      .object({
-        required: z.number().int().min(2).max(10),
-        reviewers: z.array(z.string().min(1).max(256)).min(2).max(50),
-      })
-      .refine((q) => q.required <= q.reviewers.length && new Set(q.reviewers).size === q.reviewers.length, {
-        message: 'required must not exceed the number of distinct reviewers listed',
-      })
-      .optional(),
-  }),
+  2,
+  z
+    .object({
+      ...RequestFields,
+      redactedPaths: z.array(z.string().max(512)).max(100).default([]),
+      /** The tool call this approval is for: one approval grants one execution of one call. */
+      toolCallId: z.string().min(1).max(256),
+      /** Per redacted pointer, the salted digest of the removed value (hex sha-256). */
+      redactionDigests: z.record(z.string().max(512), z.string().regex(/^[\da-f]{64}$/)).default({}),
+    })
+    .refine((p) => sameKeys(p.redactedPaths, Object.keys(p.redactionDigests)), {
+      message: 'redactionDigests must name exactly the redacted paths',
+      path: ['redactionDigests'],
+    }),
 );
-export type ApprovalRequested = z.infer<typeof ApprovalRequestedV1>;
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const set = new Set(a);
+  return set.size === a.length && b.every((k) => set.has(k));
+}
+
+export type ApprovalRequestedV1Event = z.infer<typeof ApprovalRequestedV1>;
+export type ApprovalRequestedV2Event = z.infer<typeof ApprovalRequestedV2>;
+/** Either edition of a request, as a fold reads it. */
+export type ApprovalRequested = ApprovalRequestedV1Event | ApprovalRequestedV2Event;
 
 export const ApprovalVerdictSchema = z.enum(['approve', 'approve-with-edits', 'deny']);
 
@@ -78,7 +127,10 @@ export const ApprovalCancelledV1 = defineEvent(
   1,
   z.object({
     approvalId: z.string().min(1),
-    /** Who withdrew it: only the requester (or a system actor) may. */
+    /**
+     * Who withdrew it. Counts only when the event is signed by the requester's own agent key or
+     * by the approval service (`claims.ts`); a name here alone proves nothing.
+     */
     by: ActorSchema,
     reason: z.string().max(512),
   }),

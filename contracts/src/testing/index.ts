@@ -3,8 +3,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SIGNING_ENV } from '../signing-config.js';
-import { createKeyring, type Keyring, type Signer, type SigningKey, signingKeyFromPem, trustedEntryOf } from '../signing.js';
+import { agentKeyFromPem } from '../claims.js';
+import { AGENT_KEY_ENV, SIGNING_ENV } from '../signing-config.js';
+import { type AgentKey, createKeyring, type Keyring, type Signer, type SigningKey, signingKeyFromPem, trustedEntryOf } from '../signing.js';
 
 /** A fresh Ed25519 signing key for `signer`. */
 export function testSigningKey(signer: Signer, keyId = `${signer}-test-${Math.random().toString(36).slice(2, 8)}`): SigningKey {
@@ -12,10 +13,22 @@ export function testSigningKey(signer: Signer, keyId = `${signer}-test-${Math.ra
   return signingKeyFromPem(keyId, signer, pem);
 }
 
+/** A fresh Ed25519 agent key bound to `agentId` and `tenants`. */
+export function testAgentKey(agentId: string, tenants: readonly string[], keyId = `agent-test-${Math.random().toString(36).slice(2, 8)}`): AgentKey {
+  const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  return agentKeyFromPem(keyId, { id: agentId, tenants: [...tenants] }, pem);
+}
+
 /** A keyring trusting exactly the public halves of `keys`. */
-export function testKeyring(...keys: SigningKey[]): Keyring {
+export function testKeyring(...keys: (SigningKey | AgentKey)[]): Keyring {
   return createKeyring(keys.map(trustedEntryOf));
 }
+
+/**
+ * The agent key of a whole test process: agent `agent:billing`, for the tenants the tests use.
+ * A test of another agent or tenant makes its own with `testAgentKey`.
+ */
+export const TEST_AGENT_KEY: AgentKey = testAgentKey('agent:billing', ['acme', 'globex', 'initech', 'default'], 'agent-test');
 
 /** One key per signer for a whole test process, and the keyring trusting them. */
 export const TEST_KEYS: Readonly<Record<Signer, SigningKey>> = Object.freeze({
@@ -23,14 +36,14 @@ export const TEST_KEYS: Readonly<Record<Signer, SigningKey>> = Object.freeze({
   ledger: testSigningKey('ledger', 'ledger-test'),
   policy: testSigningKey('policy', 'policy-test'),
 });
-export const TEST_KEYRING: Keyring = testKeyring(TEST_KEYS.approval, TEST_KEYS.ledger, TEST_KEYS.policy);
+export const TEST_KEYRING: Keyring = testKeyring(TEST_KEYS.approval, TEST_KEYS.ledger, TEST_KEYS.policy, TEST_AGENT_KEY);
 
 /**
  * The environment a granting service reads its keys from (`signingKeyFromEnv`, `keyringFromEnv`),
  * with `key` written to a private temp file; `trusted` defaults to every TEST_KEYS key. Call
- * `remove` when done.
+ * `remove` when done. The test agent key is trusted too, so services count its claims.
  */
-export function signingEnv(key: SigningKey, trusted: readonly SigningKey[] = Object.values(TEST_KEYS)): { env: Record<string, string>; remove: () => void } {
+export function signingEnv(key: SigningKey, trusted: readonly (SigningKey | AgentKey)[] = [...Object.values(TEST_KEYS), TEST_AGENT_KEY]): { env: Record<string, string>; remove: () => void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-keys-'));
   const file = path.join(dir, `${key.keyId}.pem`);
   writeFileSync(file, key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
@@ -40,6 +53,17 @@ export function signingEnv(key: SigningKey, trusted: readonly SigningKey[] = Obj
       [SIGNING_ENV.signingKeyId]: key.keyId,
       [SIGNING_ENV.trustedKeys]: JSON.stringify(trusted.map(trustedEntryOf)),
     },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** The environment an agent process reads its claim key from (`agentKeyFromEnv`), the key in a private temp file. */
+export function agentKeyEnv(key: AgentKey = TEST_AGENT_KEY): { env: Record<string, string>; remove: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-agent-key-'));
+  const file = path.join(dir, `${key.keyId}.pem`);
+  writeFileSync(file, key.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
+  return {
+    env: { [AGENT_KEY_ENV.keyFile]: file, [AGENT_KEY_ENV.keyId]: key.keyId, [AGENT_KEY_ENV.agentId]: key.agent.id, [AGENT_KEY_ENV.tenants]: key.agent.tenants.join(',') },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -1,30 +1,41 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, createEvent, type Scope, signEvent } from '@gatehouse/contracts';
-import { TEST_KEYRING, TEST_KEYS, testSigningKey } from '@gatehouse/contracts/testing';
-import { approvalIdForScope } from './approval-id.js';
+import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, ApprovalRequestedV2, createEvent, type Scope, signClaim, signEvent } from '@gatehouse/contracts';
+import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS, testAgentKey, testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
+import { approvalIdForCall, approvalIdForScope } from './approval-id.js';
+import { commitArguments } from './commitment.js';
 import { applyApprovalEvent, dueForExpiry, foldApprovals, grantFromApproval, type ApprovalEvent } from './fold.js';
 import { createApprovalsState } from './state.js';
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
 const scope: Scope = { tenant: 'acme', connectorId: 'payments.refund', executionId: 'run-1', argumentsHash: hash('{"amount":5}') };
-const id = approvalIdForScope(scope);
+const TOOL_CALL = 'call-1';
+const requester = { id: 'agent:billing', role: 'agent', kind: 'agent' as const };
+/** The second-edition id of a call in `s` by the test agent. */
+const idFor = (s: Scope) => approvalIdForCall(s, requester.id, TOOL_CALL);
+const id = idFor(scope);
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const DEADLINE = T0 + 60_000;
-const requester = { id: 'agent:billing', role: 'agent', kind: 'agent' as const };
 const alice = { id: 'user:alice', role: 'approver', kind: 'human' as const };
 const bob = { id: 'user:bob', role: 'approver', kind: 'human' as const };
 
 const meta = (subject = id) => ({ source: 'service:approval', tenant: 'acme', subject });
-const requested = (s: Scope = scope, approvalId = approvalIdForScope(s)) =>
-  createEvent(ApprovalRequestedV1, meta(approvalId), {
-    approvalId,
-    scope: s,
-    arguments: { amount: 5 },
-    requester,
-    reason: 'refunds need a person',
-    deadline: new Date(DEADLINE).toISOString(),
-  });
+/** The payload of a request by the test agent (second edition), before signing. */
+const requestPayload = (s: Scope = scope, approvalId = idFor(s)) => ({
+  approvalId,
+  scope: s,
+  arguments: { amount: 5 },
+  redactedPaths: [],
+  redactionDigests: {},
+  toolCallId: TOOL_CALL,
+  requester,
+  reason: 'refunds need a person',
+  deadline: new Date(DEADLINE).toISOString(),
+});
+/** A request signed as the test agent's claim. */
+const claim = (payload: Record<string, unknown> & { approvalId: string }, key = TEST_AGENT_KEY, tenant = 'acme') =>
+  signClaim(createEvent(ApprovalRequestedV2, { ...meta(payload.approvalId), tenant }, payload as ReturnType<typeof requestPayload>), key);
+const requested = (s: Scope = scope, approvalId = idFor(s)) => claim(requestPayload(s, approvalId));
 const signed = <E extends object>(event: E) => signEvent(event, TEST_KEYS.approval);
 const decided = (verdict: 'approve' | 'deny', reviewer: { id: string; role: string } = alice, approvalId = id) =>
   signed(createEvent(ApprovalDecidedV1, meta(approvalId), { approvalId, verdict, reviewer, comment: `${verdict} by ${reviewer.id}` }));
@@ -32,8 +43,8 @@ const edited = (editedArguments: { amount: number }, reviewer = alice) =>
   signed(createEvent(ApprovalDecidedV1, meta(), { approvalId: id, verdict: 'approve-with-edits', reviewer, editedArguments }));
 const expired = (approvalId = id) => signed(createEvent(ApprovalExpiredV1, meta(approvalId), { approvalId, deadline: new Date(DEADLINE).toISOString() }));
 
-const cancelled = (by: { id: string; role: string; kind?: 'human' | 'service' | 'agent' | 'system' } = requester) =>
-  createEvent(ApprovalCancelledV1, meta(), { approvalId: id, by, reason: 'run aborted' });
+const cancelled = (by: { id: string; role: string; kind?: 'human' | 'service' | 'agent' | 'system' } = requester, key = TEST_AGENT_KEY) =>
+  signClaim(createEvent(ApprovalCancelledV1, meta(), { approvalId: id, by, reason: 'run aborted' }), key);
 
 function pendingState() {
   const state = createApprovalsState(TEST_KEYRING);
@@ -43,7 +54,9 @@ function pendingState() {
 
 describe('approvalIdForScope', () => {
   it('gives the same id for the same scope, so a retried call finds its approval', () => {
-    expect(approvalIdForScope({ ...scope })).toBe(id);
+    expect(approvalIdForScope({ ...scope })).toBe(approvalIdForScope(scope));
+    expect(approvalIdForScope(scope)).toMatch(/^appr_[\da-f]{64}$/);
+    expect(idFor({ ...scope })).toBe(id);
     expect(id).toMatch(/^appr_[\da-f]{64}$/);
   });
 
@@ -205,15 +218,15 @@ describe('expiry', () => {
   it('lists pending approvals past their deadline at `now`, oldest deadline first', () => {
     const state = pendingState();
     const other: Scope = { ...scope, executionId: 'run-2' };
-    const early = createEvent(ApprovalRequestedV1, meta(approvalIdForScope(other)), { ...requested(other).payload, deadline: new Date(DEADLINE - 30_000).toISOString() });
+    const early = claim({ ...requestPayload(other), deadline: new Date(DEADLINE - 30_000).toISOString() });
     applyApprovalEvent(state, early, T0 + 1);
     const decidedScope: Scope = { ...scope, executionId: 'run-3' };
     applyApprovalEvent(state, requested(decidedScope), T0 + 2);
-    applyApprovalEvent(state, decided('deny', alice, approvalIdForScope(decidedScope)), T0 + 3);
+    applyApprovalEvent(state, decided('deny', alice, idFor(decidedScope)), T0 + 3);
 
     expect(dueForExpiry(state, DEADLINE - 30_000)).toEqual([]);
-    expect(dueForExpiry(state, DEADLINE).map((a) => a.approvalId)).toEqual([approvalIdForScope(other)]);
-    expect(dueForExpiry(state, DEADLINE + 1).map((a) => a.approvalId)).toEqual([approvalIdForScope(other), id]);
+    expect(dueForExpiry(state, DEADLINE).map((a) => a.approvalId)).toEqual([idFor(other)]);
+    expect(dueForExpiry(state, DEADLINE + 1).map((a) => a.approvalId)).toEqual([idFor(other), id]);
   });
 });
 
@@ -227,15 +240,15 @@ describe('replay', () => {
       { event: decided('approve', { id: requester.id, role: 'x' }), logTime: T0 + 3 },
       { event: edited({ amount: 2 }, bob), logTime: T0 + 4 },
       { event: decided('deny', alice), logTime: T0 + 5 },
-      { event: decided('approve', alice, approvalIdForScope(other)), logTime: DEADLINE + 1 },
-      { event: expired(approvalIdForScope(other)), logTime: DEADLINE + 2 },
+      { event: decided('approve', alice, idFor(other)), logTime: DEADLINE + 1 },
+      { event: expired(idFor(other)), logTime: DEADLINE + 2 },
       { event: expired('appr_nobody'), logTime: DEADLINE + 3 },
     ];
     const live = foldApprovals(records, TEST_KEYRING);
     const replayed = foldApprovals(records, TEST_KEYRING);
     expect(replayed).toEqual(live);
     expect(replayed.approvals.get(id)).toMatchObject({ status: 'approved-with-edits', reviewer: bob });
-    expect(replayed.approvals.get(approvalIdForScope(other))).toMatchObject({ status: 'expired', cause: 'late-decision' });
+    expect(replayed.approvals.get(idFor(other))).toMatchObject({ status: 'expired', cause: 'late-decision' });
     expect([...replayed.history.values()].flat()).toHaveLength(records.length);
   });
 });
@@ -251,11 +264,13 @@ describe('cancellation', () => {
     expect(state.history.get(id)?.map((h) => h.type)).toEqual(['ApprovalRequested', 'ApprovalCancelled', 'ApprovalDecided', 'ApprovalExpired']);
   });
 
-  it('refuses a cancellation by anyone but the requester or the system', () => {
+  it("refuses a cancellation that names anyone but the requester's own agent", () => {
     const state = pendingState();
     expect(applyApprovalEvent(state, cancelled(alice), T0 + 1)).toEqual({ kind: 'rejected', reason: 'not-requester' });
     expect(state.approvals.get(id)?.status).toBe('pending');
-    expect(applyApprovalEvent(state, cancelled({ id: 'system:expirer', role: 'system', kind: 'system' }), T0 + 2)).toEqual({ kind: 'accepted' });
+    // A name is not an author: "system" signed by the agent's key is still the agent, not the requester's own name.
+    expect(applyApprovalEvent(state, cancelled({ id: 'system:expirer', role: 'system', kind: 'system' }), T0 + 2)).toEqual({ kind: 'rejected', reason: 'not-requester' });
+    expect(applyApprovalEvent(state, cancelled(), T0 + 3)).toEqual({ kind: 'accepted' });
   });
 
   it('cannot undo a decision that came first', () => {
@@ -268,16 +283,7 @@ describe('cancellation', () => {
 
 describe('quorum', () => {
   const carol = { id: 'user:carol', role: 'approver', kind: 'human' as const };
-  const quorumRequest = () =>
-    createEvent(ApprovalRequestedV1, meta(), {
-      approvalId: id,
-      scope,
-      arguments: { amount: 5 },
-      requester,
-      reason: 'large refunds need two people',
-      deadline: new Date(DEADLINE).toISOString(),
-      quorum: { required: 2, reviewers: [alice.id, bob.id, carol.id] },
-    });
+  const quorumRequest = () => claim({ ...requestPayload(), reason: 'large refunds need two people', quorum: { required: 2, reviewers: [alice.id, bob.id, carol.id] } });
   const quorumState = () => {
     const state = createApprovalsState(TEST_KEYRING);
     expect(applyApprovalEvent(state, quorumRequest(), T0)).toEqual({ kind: 'accepted' });
@@ -308,7 +314,7 @@ describe('quorum', () => {
 
   it('refuses a quorum that asks for more approvals than it lists reviewers', () => {
     expect(() =>
-      createEvent(ApprovalRequestedV1, meta(), { ...quorumRequest().payload, quorum: { required: 3, reviewers: [alice.id, alice.id, bob.id] } }),
+      createEvent(ApprovalRequestedV2, meta(), { ...quorumRequest().payload, quorum: { required: 3, reviewers: [alice.id, alice.id, bob.id] } }),
     ).toThrow();
   });
 });
@@ -317,7 +323,7 @@ describe('self-approval', () => {
   it('refuses the principal the requesting agent acts for, as it refuses the agent itself', () => {
     const state = createApprovalsState(TEST_KEYRING);
     const onBehalfOf = { id: 'user:mallory', role: 'support', kind: 'human' as const };
-    applyApprovalEvent(state, createEvent(ApprovalRequestedV1, meta(), { ...requested().payload, onBehalfOf }), T0);
+    applyApprovalEvent(state, claim({ ...requestPayload(), onBehalfOf }), T0);
     expect(applyApprovalEvent(state, decided('approve', onBehalfOf), T0 + 1)).toEqual({ kind: 'rejected', reason: 'self-approval' });
     expect(applyApprovalEvent(state, decided('approve', requester), T0 + 2)).toEqual({ kind: 'rejected', reason: 'self-approval' });
     expect(applyApprovalEvent(state, decided('approve', alice), T0 + 3)).toEqual({ kind: 'accepted' });
@@ -340,9 +346,123 @@ describe('signed grants', () => {
     expect(applyApprovalEvent(state, decided('approve'), T0 + 4)).toEqual({ kind: 'accepted' });
   });
 
-  it('needs no signature on a request or a withdrawal (they grant nothing)', () => {
+  it("needs no service signature on a request or a withdrawal: they are the agent's claims, signed by its own key", () => {
     const state = pendingState();
     expect(applyApprovalEvent(state, cancelled(), T0 + 1)).toEqual({ kind: 'accepted' });
     expect(state.untrusted.count).toBe(0);
+    expect(state.forbidden.count).toBe(0);
+  });
+});
+
+describe('claims: the agent is the adversary', () => {
+  const otherTenantAgent = testAgentKey('agent:intruder', ['globex']);
+  const sameTenantAgent = testAgentKey('agent:other', ['acme']);
+  const keyring = testKeyring(TEST_KEYS.approval, TEST_KEYS.ledger, TEST_AGENT_KEY, otherTenantAgent, sameTenantAgent);
+
+  it('never counts a first-edition request (no author, no commitment), but keeps it in the history', () => {
+    const state = createApprovalsState(keyring);
+    const legacyId = approvalIdForScope(scope);
+    const legacy = createEvent(ApprovalRequestedV1, meta(legacyId), { approvalId: legacyId, scope, arguments: { amount: 5 }, requester, reason: 'old', deadline: new Date(DEADLINE).toISOString() });
+    expect(applyApprovalEvent(state, legacy, T0)).toEqual({ kind: 'rejected', reason: 'legacy-request' });
+    expect(state.approvals.has(legacyId)).toBe(false);
+    expect(state.history.get(legacyId)).toHaveLength(1);
+    expect(state.forbidden.count).toBe(1);
+  });
+
+  it('ignores an unsigned request, one signed by an unknown key, and one signed by a service key', () => {
+    const state = createApprovalsState(keyring);
+    const unsigned = createEvent(ApprovalRequestedV2, meta(), requestPayload());
+    expect(applyApprovalEvent(state, unsigned, T0)).toEqual({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'unsigned' });
+    expect(applyApprovalEvent(state, signClaim(unsigned, testAgentKey(requester.id, ['acme'])), T0 + 1)).toEqual({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'unknown-key' });
+    expect(applyApprovalEvent(state, signEvent(unsigned, TEST_KEYS.ledger), T0 + 2)).toEqual({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'wrong-signer' });
+    expect(applyApprovalEvent(state, signEvent(unsigned, TEST_KEYS.approval), T0 + 3)).toEqual({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'wrong-signer' });
+    expect(state.approvals.has(id)).toBe(false);
+    expect(state.forbidden.count).toBe(4);
+  });
+
+  it("refuses a tenant-B agent's request in tenant A, and one whose scope names another tenant than its envelope", () => {
+    const state = createApprovalsState(keyring);
+    const intruder = { id: 'agent:intruder', role: 'agent', kind: 'agent' as const };
+    const payload = { ...requestPayload(), requester: intruder, approvalId: approvalIdForCall(scope, intruder.id, TOOL_CALL) };
+    expect(applyApprovalEvent(state, claim(payload, otherTenantAgent), T0)).toEqual({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'foreign-tenant' });
+    const globexScope = { ...scope, tenant: 'globex' };
+    const crossed = { ...payload, scope: globexScope, approvalId: approvalIdForCall(globexScope, intruder.id, TOOL_CALL) };
+    // Signed for its own tenant on the envelope, but the scope (what the grant is for) names acme.
+    expect(applyApprovalEvent(state, claim({ ...crossed, scope }, otherTenantAgent, 'globex'), T0 + 1)).toEqual({ kind: 'rejected', reason: 'tenant-mismatch' });
+    expect(state.approvals.size).toBe(0);
+  });
+
+  it("refuses a request that names another agent as its requester (no squatting on another agent's call)", () => {
+    const state = createApprovalsState(keyring);
+    // agent:other signs a request for agent:billing's call id: the id binds the requester, the signature the author.
+    expect(applyApprovalEvent(state, claim(requestPayload(), sameTenantAgent), T0)).toEqual({ kind: 'rejected', reason: 'requester-mismatch' });
+    expect(state.approvals.has(id)).toBe(false);
+    expect(applyApprovalEvent(state, requested(), T0 + 1)).toEqual({ kind: 'accepted' });
+  });
+
+  it('binds the id to the requester and the tool call: another call id is another approval', () => {
+    const ids = new Set([id, approvalIdForCall(scope, requester.id, 'call-2'), approvalIdForCall(scope, 'agent:other', TOOL_CALL), approvalIdForScope(scope)]);
+    expect(ids.size).toBe(4);
+  });
+
+  it('refuses a request whose shown arguments are not the ones its hash commits to', () => {
+    const state = createApprovalsState(keyring);
+    // The hash commits to amount 25; the reviewer would be shown amount 1.
+    const committed = commitArguments({ amount: 25 }, [], TEST_AGENT_KEY, { tenant: 'acme', connectorId: scope.connectorId, executionId: scope.executionId, toolCallId: TOOL_CALL });
+    const realScope = { ...scope, argumentsHash: committed.argumentsHash };
+    const squat = claim({ ...requestPayload(realScope), arguments: { amount: 1 } });
+    expect(applyApprovalEvent(state, squat, T0)).toEqual({ kind: 'rejected', reason: 'commitment-mismatch' });
+    expect(applyApprovalEvent(state, claim({ ...requestPayload(realScope), arguments: committed.view }), T0 + 1)).toEqual({ kind: 'accepted' });
+  });
+
+  it('covers redacted values by salted digests: the view verifies, and a swapped digest does not', () => {
+    const state = createApprovalsState(keyring);
+    const args = { amount: 5, card: { number: '4242424242424242', cvv: '123' } };
+    const salt = { tenant: 'acme', connectorId: scope.connectorId, executionId: 'run-r', toolCallId: TOOL_CALL };
+    const committed = commitArguments(args, ['/card/cvv', '/card/number'], TEST_AGENT_KEY, salt);
+    expect(committed.view).toEqual({ amount: 5, card: { number: '[REDACTED]', cvv: '[REDACTED]' } });
+    // Deterministic for the same key and call (a restarted agent finds its approval), and hiding: no digest is the plain hash.
+    expect(commitArguments(args, ['/card/cvv', '/card/number'], TEST_AGENT_KEY, salt)).toEqual(committed);
+    expect(Object.values(committed.redactionDigests)).not.toContain(createHash('sha256').update('"123"').digest('hex'));
+    const s: Scope = { ...scope, executionId: 'run-r', argumentsHash: committed.argumentsHash };
+    const payload = { ...requestPayload(s), arguments: committed.view, redactedPaths: ['/card/cvv', '/card/number'], redactionDigests: { ...committed.redactionDigests } };
+    const other = commitArguments({ ...args, card: { ...args.card, cvv: '999' } }, ['/card/cvv', '/card/number'], TEST_AGENT_KEY, salt);
+    const swapped = { ...payload, redactionDigests: { ...payload.redactionDigests, '/card/cvv': other.redactionDigests['/card/cvv'] as string } };
+    expect(applyApprovalEvent(state, claim(swapped), T0)).toEqual({ kind: 'rejected', reason: 'commitment-mismatch' });
+    const unmarked = { ...payload, arguments: { amount: 5, card: { number: '[REDACTED]', cvv: '124' } } };
+    expect(applyApprovalEvent(state, claim(unmarked), T0 + 1)).toEqual({ kind: 'rejected', reason: 'commitment-mismatch' });
+    expect(applyApprovalEvent(state, claim(payload), T0 + 2)).toEqual({ kind: 'accepted' });
+  });
+
+  it('refuses a request past the size bounds', () => {
+    const state = createApprovalsState(keyring);
+    const big = { note: 'x'.repeat(20_000) };
+    const committed = commitArguments(big, [], TEST_AGENT_KEY, { tenant: 'acme', connectorId: scope.connectorId, executionId: scope.executionId, toolCallId: TOOL_CALL });
+    const s = { ...scope, argumentsHash: committed.argumentsHash };
+    expect(applyApprovalEvent(state, claim({ ...requestPayload(s), arguments: big }), T0)).toEqual({ kind: 'rejected', reason: 'too-large' });
+    expect(applyApprovalEvent(state, claim({ ...requestPayload(), dryRunPreview: { rows: 'y'.repeat(17_000) } }), T0 + 1)).toEqual({ kind: 'rejected', reason: 'too-large' });
+    expect(state.approvals.size).toBe(0);
+  });
+
+  it("lets only the requester's own key, or the approval service, withdraw a request", () => {
+    const state = createApprovalsState(keyring);
+    expect(applyApprovalEvent(state, requested(), T0)).toEqual({ kind: 'accepted' });
+    const unsigned = createEvent(ApprovalCancelledV1, meta(), { approvalId: id, by: { id: 'system', role: 'system', kind: 'system' }, reason: 'x' });
+    expect(applyApprovalEvent(state, unsigned, T0 + 1)).toEqual({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'unsigned' });
+    // Another agent of the tenant, naming itself or the requester.
+    expect(applyApprovalEvent(state, cancelled({ id: 'agent:other', role: 'agent', kind: 'agent' }, sameTenantAgent), T0 + 2)).toEqual({ kind: 'rejected', reason: 'not-requester' });
+    expect(applyApprovalEvent(state, cancelled(requester, sameTenantAgent), T0 + 3)).toEqual({ kind: 'rejected', reason: 'not-requester' });
+    // Another tenant's agent: its key does not count in acme at all.
+    expect(applyApprovalEvent(state, cancelled(requester, otherTenantAgent), T0 + 4)).toEqual({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'foreign-tenant' });
+    expect(state.approvals.get(id)?.status).toBe('pending');
+    expect(state.forbidden.count).toBe(4);
+    const byService = signEvent(createEvent(ApprovalCancelledV1, meta(), { approvalId: id, by: { id: 'service:approval', role: 'system', kind: 'system' }, reason: 'run ended' }), TEST_KEYS.approval);
+    expect(applyApprovalEvent(state, byService, T0 + 5)).toEqual({ kind: 'accepted' });
+  });
+
+  it("lets the requester withdraw its own request", () => {
+    const state = pendingState();
+    expect(applyApprovalEvent(state, cancelled(), T0 + 1)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)).toMatchObject({ status: 'cancelled', cancelledBy: requester });
   });
 });

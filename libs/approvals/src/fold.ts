@@ -1,5 +1,6 @@
-import { checkGrant, type JsonValue, type Keyring, type Scope, type TopicEvent } from '@gatehouse/contracts';
-import { approvalIdForScope } from './approval-id.js';
+import { APPROVAL_REQUEST_LIMITS, canonicalJson, checkClaim, checkGrant, type JsonValue, type Keyring, type Scope, type TopicEvent } from '@gatehouse/contracts';
+import { approvalIdForCall } from './approval-id.js';
+import { commitmentOfView } from './commitment.js';
 import { type Approval, type ApprovalsState, createApprovalsState, type HistoryEntry, type RejectionReason, type Verdict } from './state.js';
 
 export type ApprovalEvent = TopicEvent<'approvals'>;
@@ -76,6 +77,57 @@ export function applyApprovalEvent(state: ApprovalsState, event: ApprovalEvent, 
   return verdict;
 }
 
+function forbidden(state: ApprovalsState, reason: RejectionReason): Verdict {
+  state.forbidden.count += 1;
+  return reject(reason);
+}
+
+const utf8Bytes = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
+
+/** Whether an agent-written request is past the size bounds (the whole event, or one of its large fields). */
+function tooLarge(event: ApprovalEvent & { type: 'ApprovalRequested' }): boolean {
+  const p = event.payload;
+  if (utf8Bytes(event) > APPROVAL_REQUEST_LIMITS.eventBytes) return true;
+  return [p.arguments, p.dryRunPreview, p.inputSchema].some((field) => field !== undefined && utf8Bytes(field) > APPROVAL_REQUEST_LIMITS.fieldBytes);
+}
+
+/**
+ * Why a request may not count, if it may not: a request is the requesting agent's claim, so it
+ * must be signed by that agent's key, for its own tenant, naming itself, with an id derived
+ * from its call and arguments a reviewer sees as committed. A first-edition request proves none
+ * of this: it is read (a user's log holds them) and never counts.
+ */
+function requestRefusal(state: ApprovalsState, event: ApprovalEvent & { type: 'ApprovalRequested' }): Verdict | undefined {
+  if (event.version === 1) return reject('legacy-request');
+  const p = event.payload;
+  if (tooLarge(event)) return reject('too-large');
+  const claim = checkClaim(event, state.keyring);
+  if (!claim.attributed) return Object.freeze({ kind: 'rejected', reason: 'unattributed-claim', unattributed: claim.reason });
+  if (claim.author.kind !== 'agent') return Object.freeze({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'wrong-signer' });
+  if (event.tenant !== p.scope.tenant) return reject('tenant-mismatch');
+  if (p.requester.kind !== 'agent' || p.requester.id !== claim.author.agentId) return reject('requester-mismatch');
+  if (approvalIdForCall(p.scope, p.requester.id, p.toolCallId) !== p.approvalId) return reject('scope-mismatch');
+  if (commitmentOfView(p.arguments, p.redactionDigests) !== p.scope.argumentsHash) return reject('commitment-mismatch');
+  return undefined;
+}
+
+/** Rejection reasons that mean a claim its author may not make: what readers report as `SECURITY.FORBIDDEN_CLAIM`. */
+const FORBIDDEN_REASONS: ReadonlySet<RejectionReason> = new Set<RejectionReason>([
+  'unattributed-claim',
+  'legacy-request',
+  'requester-mismatch',
+  'tenant-mismatch',
+  'scope-mismatch',
+  'commitment-mismatch',
+  'too-large',
+  'not-requester',
+]);
+
+/** Whether the fold ignored an event as a forbidden claim (a reader reports it; see `forbiddenClaimDecision`). */
+export function isForbiddenClaim(verdict: Verdict): verdict is Extract<Verdict, { kind: 'rejected' }> {
+  return verdict.kind === 'rejected' && FORBIDDEN_REASONS.has(verdict.reason);
+}
+
 function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): Verdict {
   // Only the approval service grants: an unsigned or forged decision or expiry changes nothing.
   const trust = checkGrant(event, state.keyring);
@@ -86,9 +138,12 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
   switch (event.type) {
     case 'ApprovalRequested': {
       const p = event.payload;
+      const refused = requestRefusal(state, event);
+      if (refused) {
+        state.forbidden.count += 1;
+        return refused;
+      }
       if (state.approvals.has(p.approvalId)) return duplicate;
-      // An id not derived from its scope could squat on another call's approval.
-      if (approvalIdForScope(p.scope) !== p.approvalId) return reject('scope-mismatch');
       settle(state, {
         status: 'pending',
         approvalId: p.approvalId,
@@ -158,12 +213,20 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
     }
     case 'ApprovalCancelled': {
       const p = event.payload;
+      const claim = checkClaim(event, state.keyring);
+      if (!claim.attributed) {
+        state.forbidden.count += 1;
+        return Object.freeze({ kind: 'rejected', reason: 'unattributed-claim', unattributed: claim.reason });
+      }
       const current = state.approvals.get(p.approvalId);
       if (!current) return reject('unknown-approval');
+      // Only the agent that asked (its own key, naming itself) or the approval service may withdraw a request.
+      if (claim.author.kind === 'agent') {
+        if (event.tenant !== current.request.scope.tenant) return forbidden(state, 'tenant-mismatch');
+        if (claim.author.agentId !== current.request.requester.id || p.by.id !== claim.author.agentId) return forbidden(state, 'not-requester');
+      }
       const terminal = terminalReason(current);
       if (terminal) return reject(terminal);
-      // Only the one who asked (or the system acting for it) may withdraw a request.
-      if (p.by.kind !== 'system' && p.by.id !== current.request.requester.id) return reject('not-requester');
       settle(state, { ...pendingBase(current), status: 'cancelled', cancelledBy: p.by, cancelledAt: logTime });
       return accepted;
     }

@@ -1,7 +1,10 @@
-import { type Actor, type ApprovalRequested, type JsonValue, type Keyring, type UntrustedReason } from '@gatehouse/contracts';
+import { type Actor, type ApprovalRequested, type JsonValue, type Keyring, type UnattributedReason, type UntrustedReason } from '@gatehouse/contracts';
 
-/** What a request asked for, as the log recorded it. */
-export type ApprovalRequest = ApprovalRequested['payload'];
+/**
+ * What a request asked for, as the log recorded it. Second-edition requests add the tool call
+ * and the redaction digests; the fold counts only those (a first-edition request has no author).
+ */
+export type ApprovalRequest = ApprovalRequested['payload'] & { readonly toolCallId?: string; readonly redactionDigests?: Readonly<Record<string, string>> };
 
 interface ApprovalBase {
   readonly approvalId: string;
@@ -58,7 +61,7 @@ export type Verdict =
   | { readonly kind: 'accepted' }
   /** A retried request for an approval that already exists: wait on the existing one. */
   | { readonly kind: 'duplicate' }
-  | { readonly kind: 'rejected'; readonly reason: RejectionReason; readonly untrusted?: UntrustedReason };
+  | { readonly kind: 'rejected'; readonly reason: RejectionReason; readonly untrusted?: UntrustedReason; readonly unattributed?: UnattributedReason };
 
 export type RejectionReason =
   | 'unknown-approval'
@@ -74,7 +77,14 @@ export type RejectionReason =
   | 'not-a-quorum-reviewer' // under a quorum, a decision by someone not listed
   | 'already-voted' // under a quorum, a second approval by the same reviewer
   | 'edits-need-single-reviewer' // under a quorum, approve-with-edits (reviewers could disagree on the edits)
-  | 'untrusted-signature'; // a decision or expiry not signed by a trusted key of the approval service
+  | 'untrusted-signature' // a decision or expiry not signed by a trusted key of the approval service
+  // The agent is the adversary: a claim (request, cancellation) its author may not make.
+  | 'unattributed-claim' // not signed by a trusted agent key bound to the event's tenant (or the approval service)
+  | 'legacy-request' // a first-edition request: no author, no commitment; read, never granted
+  | 'requester-mismatch' // a request whose requester is not the agent that signed it
+  | 'tenant-mismatch' // a request whose scope names another tenant than its envelope
+  | 'commitment-mismatch' // the shown arguments are not the ones the arguments hash commits to
+  | 'too-large'; // an agent-written event past APPROVAL_REQUEST_LIMITS
 
 /** One event as the fold saw it, applied or not: the "full history" of an approval. */
 export interface HistoryEntry {
@@ -100,9 +110,11 @@ export interface ApprovalsState {
   readonly keyring: Keyring;
   /** Granting events the fold ignored for their signature (each also in `history`). */
   readonly untrusted: { count: number };
+  /** Claims the fold ignored because their author may not make them (each also in `history`). */
+  readonly forbidden: { count: number };
 }
 
 /** A fresh, empty state trusting `keyring`: the start of every replay. */
 export function createApprovalsState(keyring: Keyring): ApprovalsState {
-  return { approvals: new Map(), history: new Map(), keyring, untrusted: { count: 0 } };
+  return { approvals: new Map(), history: new Map(), keyring, untrusted: { count: 0 }, forbidden: { count: 0 } };
 }

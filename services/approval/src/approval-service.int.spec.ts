@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import { type ApprovalEvent, foldApprovals } from '@gatehouse/approvals';
-import { ApprovalCancelledV1, ApprovalDecidedV1, createEvent, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, createEvent, signEvent, type TopicEvent } from '@gatehouse/contracts';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { compareProjections, openServiceDatabase, rebuildProjection } from '@gatehouse/service-runtime';
@@ -12,6 +12,7 @@ import { TEST_KEYRING, testSigningKey } from '@gatehouse/contracts/testing';
 const APPROVAL_PROJECTION = approvalProjection(TEST_KEYRING);
 import { type Kafka } from 'kafkajs';
 import { type ApprovalApp, type ApprovalAppOptions, bearer, startApprovalApp, testReviewer } from './testing/approval-app.js';
+import { testCancel } from '@gatehouse/approvals/testing';
 import { testRequest, type TestRequestOptions } from './testing/requests.js';
 
 let kafka: Kafka;
@@ -116,7 +117,7 @@ describe('reviewer REST API', () => {
     const w = await world();
     const app = await boot(w);
     const { approvalId, event } = await request(w, app);
-    await w.producer.publish('approvals', createEvent(ApprovalCancelledV1, { source: 'guard:test', tenant: 'acme', subject: approvalId }, { approvalId, by: event.payload.requester, reason: 'run aborted' }));
+    await w.producer.publish('approvals', testCancel(approvalId, { by: event.payload.requester }));
     await waitFor(async () => ((await app.get<{ status: string }>(`/v1/approvals/${approvalId}`, bearer(alice))).body.status === 'cancelled' ? true : undefined), { what: 'the cancellation' });
     expect((await decide(app, approvalId, alice, { verdict: 'approve' })).body).toMatchObject({ code: 'APPROVAL.CANCELLED' });
   });

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { serviceKafkaEnv } from './kafka-auth.js';
-import { serviceSigningEnv, trustedKeysEnv } from './signing.js';
+import { agentClaimEnv, serviceSigningEnv, trustedKeysEnv } from './signing.js';
 
 /** The repository root, for paths to built services and fixtures. */
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -35,7 +35,7 @@ export interface Started {
 
 /** Starts `node <script> ...args` on this test's Node 22, capturing its output. */
 export function startNode(script: string, args: readonly string[], env: Record<string, string> = {}): Started {
-  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...trustedKeysEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...trustedKeysEnv(), ...agentClaimEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));

@@ -1,5 +1,5 @@
 import { type Signer, SIGNING_ENV, trustedEntryOf } from '@gatehouse/contracts';
-import { signingEnv, TEST_KEYS } from '@gatehouse/contracts/testing';
+import { agentKeyEnv, signingEnv, TEST_AGENT_KEY, TEST_KEYS } from '@gatehouse/contracts/testing';
 
 // Processes started by the system tests trust this test process's keys; a granting service
 // signs with its own. The private keys live in temp files removed when the process exits.
@@ -9,9 +9,20 @@ process.once('exit', () => {
   for (const remove of written) remove();
 });
 
-/** What every child process needs to verify grants: the test keys' public halves. */
+/** What every child process needs to verify grants and claims: the test keys' public halves, the test agent's among them. */
 export function trustedKeysEnv(): Record<string, string> {
-  return { [SIGNING_ENV.trustedKeys]: JSON.stringify(Object.values(TEST_KEYS).map(trustedEntryOf)) };
+  return { [SIGNING_ENV.trustedKeys]: JSON.stringify([...Object.values(TEST_KEYS), TEST_AGENT_KEY].map(trustedEntryOf)) };
+}
+
+let agentKey: Record<string, string> | undefined;
+/** The test agent's claim key (`agentKeyFromEnv`), for agent processes: agent `agent:billing`, bound to the test tenants. */
+export function agentClaimEnv(): Record<string, string> {
+  if (!agentKey) {
+    const keys = agentKeyEnv(TEST_AGENT_KEY);
+    written.push(keys.remove);
+    agentKey = keys.env;
+  }
+  return agentKey;
 }
 
 /** The signing key of the service `name` (if it grants anything) and the trusted keys. */

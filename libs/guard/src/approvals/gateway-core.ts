@@ -1,5 +1,27 @@
-import { type Approval, type ApprovalEvent, applyApprovalEvent, approvalIdForScope, createApprovalsState, grantFromApproval, type ApprovalsState } from '@gatehouse/approvals';
-import { ApprovalCancelledV1, ApprovalRequestedV1, createEvent, type GrantPosition, type Keyring } from '@gatehouse/contracts';
+import {
+  type Approval,
+  type ApprovalEvent,
+  applyApprovalEvent,
+  approvalIdForCall,
+  commitArguments,
+  createApprovalsState,
+  grantFromApproval,
+  type ApprovalsState,
+  isForbiddenClaim,
+} from '@gatehouse/approvals';
+import {
+  type AgentKey,
+  APPROVAL_REQUEST_LIMITS,
+  ApprovalCancelledV1,
+  ApprovalRequestedV2,
+  canonicalJson,
+  createEvent,
+  type GrantPosition,
+  type JsonValue,
+  type Keyring,
+  type Scope,
+  signClaim,
+} from '@gatehouse/contracts';
 import { ApprovalGatewayError, type ApprovalErrorCode } from './errors.js';
 import { type ApprovalGateway, type ApprovalRequestInput, type AwaitApprovalOptions, type GrantedApproval } from './types.js';
 
@@ -34,6 +56,13 @@ export interface GatewayCoreOptions {
   readonly keyring: Keyring;
   /** A live record the fold ignored for its signature (a forged or unsigned grant): report it. */
   readonly onUntrusted?: (event: ApprovalEvent, at: GrantPosition) => void;
+  /** A live claim the fold ignored because its author may not make it (another tenant's, another requester's): report it. */
+  readonly onForbidden?: (event: ApprovalEvent, reason: string, at: GrantPosition) => void;
+  /**
+   * The agent key that signs this process's claims for a tenant and requester; undefined when
+   * the agent may not claim for that tenant (the request is refused before anything is sent).
+   */
+  readonly claimKey: (tenant: string, requesterId: string) => AgentKey | undefined;
   /** Envelope `source` of the events the gateway appends (`guard:<instance>`). */
   readonly source: string;
   /** Default wait, ms. */
@@ -65,6 +94,24 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined
 }
 
 export const MAX_TIMER_MS = 2_147_483_647;
+
+/** What `describe` answers: the approval a request is about. */
+export interface DescribedApproval {
+  readonly approvalId: string;
+  readonly scope: Scope;
+  /** The arguments as a reviewer is shown them (redacted values replaced by the marker). */
+  readonly view: JsonValue;
+}
+
+const bytes = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
+
+/** The fold's size bounds, checked before sending: an oversized request is refused here, not ignored there. */
+function tooLarge(event: { payload: { arguments: JsonValue; dryRunPreview?: JsonValue; inputSchema?: Record<string, JsonValue> } }): boolean {
+  const p = event.payload;
+  // The signature adds about 150 bytes to the event the fold measures.
+  if (bytes(event) + 256 > APPROVAL_REQUEST_LIMITS.eventBytes) return true;
+  return [p.arguments, p.dryRunPreview, p.inputSchema].some((field) => field !== undefined && bytes(field) > APPROVAL_REQUEST_LIMITS.fieldBytes);
+}
 
 export function validateTimeout(value: unknown, name: string, where: string): number {
   // Node timers hold at most 2^31-1 ms; a longer one would fire at once.
@@ -113,6 +160,7 @@ export class ApprovalGatewayCore implements ApprovalGateway {
   private apply(event: ApprovalEvent, logTime: number, live?: GrantPosition): void {
     const verdict = applyApprovalEvent(this.state, event, logTime);
     if (live && verdict.kind === 'rejected' && verdict.reason === 'untrusted-signature') this.options.onUntrusted?.(event, live);
+    if (live && isForbiddenClaim(verdict)) this.options.onForbidden?.(event, verdict.unattributed ?? verdict.reason, live);
     const approvalId = event.payload.approvalId;
     if (event.type === 'ApprovalRequested' && this.state.approvals.has(approvalId)) this.appended.delete(approvalId);
     const approval = this.state.approvals.get(approvalId);
@@ -132,7 +180,7 @@ export class ApprovalGatewayCore implements ApprovalGateway {
     const timeoutMs = options.timeoutMs === undefined ? this.options.defaultTimeoutMs : validateTimeout(options.timeoutMs, 'timeoutMs', 'awaitApproval');
     const signal = options.signal;
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('awaitApproval: signal must be an AbortSignal');
-    const { approvalId, event } = this.requestEvent(request);
+    const { approvalId, event, key } = this.requestEvent(request);
     if (signal?.aborted) throw new ApprovalGatewayError('APPROVAL.ABORTED', approvalId);
 
     const operation = new AbortController();
@@ -160,7 +208,7 @@ export class ApprovalGatewayCore implements ApprovalGateway {
       const approval = await this.waitTerminal(approvalId, operation.signal);
       if (!approval) {
         if (aborted()) {
-          await this.withdraw(approvalId, request, published);
+          await this.withdraw(approvalId, request, key, published);
           throw new ApprovalGatewayError('APPROVAL.ABORTED', approvalId);
         }
         // Our own deadline passed: the request stays, its deadline on the log governs.
@@ -190,35 +238,54 @@ export class ApprovalGatewayCore implements ApprovalGateway {
     }
   }
 
+  /**
+   * The approval a request is about, without asking anything: its id, its scope (the arguments
+   * hash commits to the real arguments) and the view a reviewer is shown. Throws
+   * `APPROVAL.REQUEST_INVALID` for a request this agent may not make.
+   */
+  describe(request: ApprovalRequestInput): DescribedApproval {
+    return this.requestEvent(request).described;
+  }
+
   private requestEvent(request: ApprovalRequestInput) {
     try {
       if (request === null || typeof request !== 'object') throw new TypeError('request must be an object');
-      const approvalId = approvalIdForScope(request.scope);
+      const { tenant, connectorId, executionId, toolCallId } = request.call;
+      const key = this.options.claimKey(tenant, request.requester.id);
+      if (!key) throw new TypeError('the agent may not claim for this tenant');
+      const committed = commitArguments(request.arguments, request.redactedPaths ?? [], key, { tenant, connectorId, executionId, toolCallId });
+      const scope: Scope = { tenant, connectorId, executionId, argumentsHash: committed.argumentsHash };
+      // The requester is the agent the key is bound to: a claim names its own author.
+      const requester = { id: key.agent.id, role: request.requester.role, kind: 'agent' as const };
+      const approvalId = approvalIdForCall(scope, requester.id, toolCallId);
       const event = createEvent(
-        ApprovalRequestedV1,
+        ApprovalRequestedV2,
         {
           source: this.options.source,
-          tenant: request.scope.tenant,
+          tenant,
           subject: approvalId,
           ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
           ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
         },
         {
           approvalId,
-          scope: { tenant: request.scope.tenant, connectorId: request.scope.connectorId, executionId: request.scope.executionId, argumentsHash: request.scope.argumentsHash },
-          arguments: request.arguments,
-          redactedPaths: [...(request.redactedPaths ?? [])],
+          scope,
+          arguments: committed.view,
+          redactedPaths: Object.keys(committed.redactionDigests).sort(),
+          redactionDigests: { ...committed.redactionDigests },
+          toolCallId,
           ...(request.inputSchema === undefined ? {} : { inputSchema: request.inputSchema }),
           ...(request.toolDescription === undefined ? {} : { toolDescription: request.toolDescription }),
           ...(request.dryRunPreview === undefined ? {} : { dryRunPreview: request.dryRunPreview }),
-          requester: request.requester,
+          requester,
           ...(request.onBehalfOf === undefined ? {} : { onBehalfOf: request.onBehalfOf }),
           reason: request.reason,
           deadline: request.deadline,
           ...(request.quorum === undefined ? {} : { quorum: { required: request.quorum.required, reviewers: [...request.quorum.reviewers] } }),
         },
       );
-      return { approvalId, event };
+      if (tooLarge(event)) throw new TypeError('the request is past the size bounds');
+      return { approvalId, event: signClaim(event, key), key, described: Object.freeze({ approvalId, scope, view: committed.view }) };
     } catch {
       // The contract error names fields and values; the caller learns only that it was invalid.
       throw new ApprovalGatewayError('APPROVAL.REQUEST_INVALID');
@@ -272,21 +339,24 @@ export class ApprovalGatewayCore implements ApprovalGateway {
   }
 
   /** Best effort: withdraws a pending request nobody else in this process still waits for. */
-  private async withdraw(approvalId: string, request: ApprovalRequestInput, published: boolean): Promise<void> {
+  private async withdraw(approvalId: string, request: ApprovalRequestInput, key: AgentKey, published: boolean): Promise<void> {
     const current = this.state.approvals.get(approvalId);
     if (current ? current.status !== 'pending' : !published) return;
     if ((this.waiters.get(approvalId)?.size ?? 0) > 0) return;
     try {
-      const event = createEvent(
-        ApprovalCancelledV1,
-        {
-          source: this.options.source,
-          tenant: request.scope.tenant,
-          subject: approvalId,
-          ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
-          ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
-        },
-        { approvalId, by: request.requester, reason: CANCEL_REASON },
+      const event = signClaim(
+        createEvent(
+          ApprovalCancelledV1,
+          {
+            source: this.options.source,
+            tenant: request.call.tenant,
+            subject: approvalId,
+            ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
+            ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
+          },
+          { approvalId, by: { id: key.agent.id, role: request.requester.role, kind: 'agent' }, reason: CANCEL_REASON },
+        ),
+        key,
       );
       await within(
         this.log.append(event).catch(() => undefined),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { approvalIdForScope } from '@gatehouse/approvals';
-import { ApprovalCancelledV1, createEvent, type Scope } from '@gatehouse/contracts';
+import { approvalIdForCall } from '@gatehouse/approvals';
+import { ApprovalCancelledV1, canonicalJson, createEvent, type Scope, signEvent } from '@gatehouse/contracts';
 import { createInMemoryApprovalGateway } from './in-memory-approval-gateway.js';
 import { type ApprovalRequestInput } from './types.js';
 
@@ -9,11 +9,13 @@ const hash = (s: string) => createHash('sha256').update(s).digest('hex');
 const requester = { id: 'agent:billing', role: 'agent', kind: 'agent' as const };
 
 function request(executionId = 'wf/run-1', extra: Partial<ApprovalRequestInput> = {}): ApprovalRequestInput {
-  const scope: Scope = { tenant: 'acme', connectorId: 'payments.refund', executionId, argumentsHash: hash(`{"amount":5,"run":"${executionId}"}`) };
-  return { scope, arguments: { amount: 5 }, requester, reason: 'refunds need a person', deadline: new Date(Date.now() + 60_000).toISOString(), ...extra };
+  const call = { tenant: 'acme', connectorId: 'payments.refund', executionId, toolCallId: 'call-1' };
+  return { call, arguments: { amount: 5 }, requester, reason: 'refunds need a person', deadline: new Date(Date.now() + 60_000).toISOString(), ...extra };
 }
 
-const idOf = (r: ApprovalRequestInput) => approvalIdForScope(r.scope);
+/** Without redactions the arguments hash is the plain sha-256 of their canonical JSON. */
+const scopeOf = (r: ApprovalRequestInput): Scope => ({ tenant: r.call.tenant, connectorId: r.call.connectorId, executionId: r.call.executionId, argumentsHash: hash(canonicalJson(r.arguments)) });
+const idOf = (r: ApprovalRequestInput) => approvalIdForCall(scopeOf(r), requester.id, r.call.toolCallId);
 
 describe('in-memory approval gateway (the shared core and fold)', () => {
   it('appends the request, waits, and resolves with the grant once a reviewer approves', async () => {
@@ -21,12 +23,12 @@ describe('in-memory approval gateway (the shared core and fold)', () => {
     const r = request();
     const waiting = gateway.awaitApproval(r, { timeoutMs: 5_000 });
     const asked = await gateway.waitForRequest();
-    expect(asked.payload).toMatchObject({ approvalId: idOf(r), scope: r.scope, arguments: { amount: 5 }, requester, redactedPaths: [] });
+    expect(asked.payload).toMatchObject({ approvalId: idOf(r), scope: scopeOf(r), arguments: { amount: 5 }, requester, redactedPaths: [] });
     expect(asked.subject).toBe(idOf(r));
     expect(gateway.decide(idOf(r), { verdict: 'approve' })).toEqual({ kind: 'accepted' });
     const { grant, published } = await waiting;
     expect(published).toBe(true);
-    expect(grant).toMatchObject({ approvalId: idOf(r), scope: r.scope, reviewer: { id: 'user:reviewer' } });
+    expect(grant).toMatchObject({ approvalId: idOf(r), scope: scopeOf(r), reviewer: { id: 'user:reviewer' } });
     expect(grant.editedArguments).toBeUndefined();
   });
 
@@ -42,7 +44,7 @@ describe('in-memory approval gateway (the shared core and fold)', () => {
   it.each([
     ['deny', 'APPROVAL.DENIED'],
     ['expire', 'APPROVAL.EXPIRED'],
-    ['system cancel', 'APPROVAL.CANCELLED'],
+    ['service cancel', 'APPROVAL.CANCELLED'],
   ] as const)('fails closed on %s with %s', async (what, code) => {
     let clock = Date.now();
     const gateway = createInMemoryApprovalGateway({ now: () => clock });
@@ -55,8 +57,11 @@ describe('in-memory approval gateway (the shared core and fold)', () => {
       clock += 2_000;
       expect(gateway.expire(idOf(r))).toEqual({ kind: 'accepted' });
     }
-    if (what === 'system cancel') {
-      gateway.append(createEvent(ApprovalCancelledV1, { source: 'service:approval', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), by: { id: 'system:ops', role: 'system', kind: 'system' }, reason: 'run ended' }));
+    if (what === 'service cancel') {
+      // Signed by the approval service: a cancellation only it or the requester's own key can make.
+      const cancel = createEvent(ApprovalCancelledV1, { source: 'service:approval', tenant: 'acme', subject: idOf(r) }, { approvalId: idOf(r), by: { id: 'system:ops', role: 'system', kind: 'system' }, reason: 'run ended' });
+      expect(gateway.append(cancel)).toEqual({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'unsigned' });
+      gateway.append(signEvent(cancel, gateway.signingKey));
     }
     await expect(waiting).rejects.toMatchObject({ name: 'ApprovalGatewayError', code, details: { approvalId: idOf(r) } });
   });

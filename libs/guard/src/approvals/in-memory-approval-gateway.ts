@@ -1,5 +1,5 @@
 import { type Approval, type ApprovalEvent, type Verdict } from '@gatehouse/approvals';
-import { type Actor, ApprovalDecidedV1, ApprovalExpiredV1, type ApprovalRequested, createEvent, createKeyring, type JsonValue, type Keyring, signEvent, type SigningKey, signingKeyFromPem, trustedEntryOf } from '@gatehouse/contracts';
+import { type Actor, type AgentKey, agentKeyFromPem, agentMayClaimFor, ApprovalDecidedV1, ApprovalExpiredV1, type ApprovalRequested, createEvent, createKeyring, type JsonValue, type Keyring, signEvent, type SigningKey, signingKeyFromPem, trustedEntryOf } from '@gatehouse/contracts';
 import { generateKeyPairSync } from 'node:crypto';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
 import { type ApprovalGateway } from './types.js';
@@ -17,6 +17,11 @@ export interface InMemoryApprovalGatewayOptions {
    */
   readonly signingKey?: SigningKey;
   readonly keyring?: Keyring;
+  /**
+   * The agent key requests are signed with. Default: a fresh key per tenant and requester id,
+   * trusted by the default keyring (a test with its own `keyring` must pass its own key).
+   */
+  readonly agentKey?: AgentKey;
 }
 
 /** What a test reviewer decides. */
@@ -104,10 +109,27 @@ export function createInMemoryApprovalGateway(options: InMemoryApprovalGatewayOp
   if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${where}: now must be a function`);
   const now = options.now ?? Date.now;
   const signingKey = options.signingKey ?? signingKeyFromPem('approval-in-memory', 'approval', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-  const keyring = options.keyring ?? createKeyring([trustedEntryOf(signingKey)]);
+  if (options.keyring !== undefined && options.agentKey === undefined) throw new TypeError(`${where}: a keyring needs the agentKey it trusts`);
+  // The default keyring is live: agent keys minted per tenant and requester join it before they sign.
+  const trusted = new Map(createKeyring([trustedEntryOf(signingKey), ...(options.agentKey ? [trustedEntryOf(options.agentKey)] : [])]).keys);
+  const keyring: Keyring = options.keyring ?? Object.freeze({ keys: trusted });
+  const minted = new Map<string, AgentKey>();
+  const claimKey = (tenant: string, requesterId: string): AgentKey | undefined => {
+    if (options.agentKey) return agentMayClaimFor(options.agentKey, tenant) ? options.agentKey : undefined;
+    const id = JSON.stringify([tenant, requesterId]);
+    let key = minted.get(id);
+    if (!key) {
+      key = agentKeyFromPem(`agent-in-memory-${minted.size}`, { id: requesterId, tenants: [tenant] }, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+      minted.set(id, key);
+      const entry = createKeyring([trustedEntryOf(key)]).keys.get(key.keyId);
+      if (entry) trusted.set(key.keyId, entry);
+    }
+    return key;
+  };
   let log: InMemoryApprovalLog | undefined;
   const core = new ApprovalGatewayCore((listener) => (log = new InMemoryApprovalLog(listener, now)), {
     keyring,
+    claimKey,
     source: options.source ?? 'guard:in-memory',
     defaultTimeoutMs: options.defaultTimeoutMs === undefined ? 60_000 : validateTimeout(options.defaultTimeoutMs, 'defaultTimeoutMs', where),
     cancelTimeoutMs: 1_000,
@@ -124,6 +146,7 @@ export function createInMemoryApprovalGateway(options: InMemoryApprovalGatewayOp
 
   return Object.freeze({
     awaitApproval: core.awaitApproval.bind(core),
+    describe: core.describe.bind(core),
     close: core.close.bind(core),
     records: memory.records,
     requests,

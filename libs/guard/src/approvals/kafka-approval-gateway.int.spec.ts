@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { approvalIdForScope } from '@gatehouse/approvals';
-import { ApprovalDecidedV1, ApprovalExpiredV1, createEvent, type JsonValue, type Keyring, type Scope, signEvent, type TopicEvent } from '@gatehouse/contracts';
-import { TEST_KEYRING, TEST_KEYS, testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
+import { approvalIdForCall } from '@gatehouse/approvals';
+import { ApprovalDecidedV1, ApprovalExpiredV1, canonicalJson, createEvent, type JsonValue, type Keyring, type Scope, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS, testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, randomNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -32,13 +32,15 @@ const requester = { id: 'agent:billing', role: 'agent', kind: 'agent' as const }
 const alice = { id: 'user:alice', role: 'approver', kind: 'human' as const };
 
 function request(executionId: string, deadlineMs = 60_000): ApprovalRequestInput {
-  const scope: Scope = { tenant: 'acme', connectorId: 'payments.refund', executionId, argumentsHash: hash(executionId) };
-  return { scope, arguments: { amount: 5 }, requester, reason: 'refunds need a person', deadline: new Date(Date.now() + deadlineMs).toISOString(), correlationId: executionId };
+  const call = { tenant: 'acme', connectorId: 'payments.refund', executionId, toolCallId: 'call-1' };
+  return { call, arguments: { amount: 5 }, requester, reason: 'refunds need a person', deadline: new Date(Date.now() + deadlineMs).toISOString(), correlationId: executionId };
 }
-const idOf = (r: ApprovalRequestInput) => approvalIdForScope(r.scope);
+/** Without redactions the arguments hash is the plain sha-256 of their canonical JSON. */
+const scopeOf = (r: ApprovalRequestInput): Scope => ({ tenant: r.call.tenant, connectorId: r.call.connectorId, executionId: r.call.executionId, argumentsHash: hash(canonicalJson(r.arguments)) });
+const idOf = (r: ApprovalRequestInput) => approvalIdForCall(scopeOf(r), requester.id, r.call.toolCallId);
 
 function gateway(namespace: string, client: Kafka = kafka, extra: { replayTimeoutMs?: number; keyring?: Keyring } = {}): KafkaApprovalGateway {
-  const g = createKafkaApprovalGateway({ kafka: client, keyring: TEST_KEYRING, namespace, source: 'guard:int-test', ...extra });
+  const g = createKafkaApprovalGateway({ kafka: client, keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:int-test', ...extra });
   open.push(g);
   return g;
 }
@@ -67,7 +69,7 @@ describe('Kafka approval gateway on the real broker', () => {
     const waiting = g.awaitApproval(r, { timeoutMs: 30_000 });
     await requested(namespace, idOf(r));
     await review(namespace, idOf(r), 'approve');
-    await expect(waiting).resolves.toMatchObject({ published: true, grant: { approvalId: idOf(r), scope: r.scope, reviewer: alice } });
+    await expect(waiting).resolves.toMatchObject({ published: true, grant: { approvalId: idOf(r), scope: scopeOf(r), reviewer: alice } });
     const events = await log(namespace);
     expect(events.map((e) => e.type)).toEqual(['ApprovalRequested', 'ApprovalDecided']);
     expect(events[0]).toMatchObject({ subject: idOf(r), tenant: 'acme', correlationId: 'wf/run-approve', source: 'guard:int-test' });
@@ -117,8 +119,11 @@ describe('Kafka approval gateway on the real broker', () => {
     controller.abort();
     await expect(waiting).rejects.toMatchObject({ code: 'APPROVAL.ABORTED' });
     const events = await log(namespace);
-    expect(events.map((e) => `${e.type}:${e.payload.approvalId === idOf(slow) ? 'slow' : 'aborted'}`)).toEqual(['ApprovalRequested:slow', 'ApprovalRequested:aborted', 'ApprovalCancelled:aborted']);
-    expect(events[2]?.payload).toMatchObject({ by: requester });
+    // The two approvals may sit on different partitions: order is promised per approval only.
+    const named = (e: TopicEvent<'approvals'>) => `${e.type}:${e.payload.approvalId === idOf(slow) ? 'slow' : 'aborted'}`;
+    expect(events.filter((e) => e.payload.approvalId !== idOf(slow)).map(named)).toEqual(['ApprovalRequested:aborted', 'ApprovalCancelled:aborted']);
+    expect(events.filter((e) => e.payload.approvalId === idOf(slow)).map(named)).toEqual(['ApprovalRequested:slow']);
+    expect(events.find((e) => e.type === 'ApprovalCancelled')?.payload).toMatchObject({ by: requester });
   });
 
   it('serves two gateways (two processes) and several waiters in one gateway at once', async () => {
@@ -201,7 +206,7 @@ describe('Kafka approval gateway on the real broker', () => {
     const newKey = testSigningKey('approval', 'approval-2026-11');
     const byOld = request('wf/run-rotate-old');
     const byNew = request('wf/run-rotate-new');
-    const during = gateway(namespace, kafka, { keyring: testKeyring(oldKey, newKey) });
+    const during = gateway(namespace, kafka, { keyring: testKeyring(oldKey, newKey, TEST_AGENT_KEY) });
     const waits = [during.awaitApproval(byOld, { timeoutMs: 30_000 }), during.awaitApproval(byNew, { timeoutMs: 30_000 })];
     await requested(namespace, idOf(byOld));
     await requested(namespace, idOf(byNew));
@@ -211,7 +216,7 @@ describe('Kafka approval gateway on the real broker', () => {
     await reviewer.publish('approvals', signEvent(decision(byNew), newKey));
     await expect(Promise.all(waits)).resolves.toHaveLength(2);
     // After the rotation, a process that trusts only the new key replays the same log.
-    const after = gateway(namespace, kafka, { keyring: testKeyring(newKey) });
+    const after = gateway(namespace, kafka, { keyring: testKeyring(newKey, TEST_AGENT_KEY) });
     await expect(after.awaitApproval(byNew, { timeoutMs: 10_000 })).resolves.toMatchObject({ published: false });
     await expect(after.awaitApproval(byOld, { timeoutMs: 3_000 })).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
   });

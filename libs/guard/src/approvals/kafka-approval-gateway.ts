@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ApprovalEvent } from '@gatehouse/approvals';
-import { checkGrant, createEvent, DecisionRecordedV1, type GrantPosition, type Keyring, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
+import { type AgentKey, agentMayClaimFor, checkGrant, createEvent, DecisionRecordedV1, forbiddenClaimDecision, type GrantPosition, type Keyring, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
 import { EventProducer, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
@@ -14,6 +14,13 @@ export interface KafkaApprovalGatewayOptions {
    * decision or expiry not signed by one of them never grants, and is reported on the audit topic.
    */
   readonly keyring: Keyring;
+  /**
+   * This agent's claim key (`agentKeyFromEnv()` reads GATEHOUSE_AGENT_KEY_FILE and the binding):
+   * every request and withdrawal is signed with it, and names its agent as the requester. The
+   * services trust its public half, bound to the agent id and tenants; a request for a tenant
+   * the key is not bound to is refused with `APPROVAL.REQUEST_INVALID`.
+   */
+  readonly agentKey: AgentKey;
   /** Topic namespace (see `topicName`); omit in production. */
   readonly namespace?: string;
   /** Envelope source of appended events (default `guard:approvals-<random>`). */
@@ -28,7 +35,7 @@ export interface KafkaApprovalGatewayOptions {
   readonly maxWaitTimeInMs?: number;
 }
 
-const OPTION_FIELDS = new Set(['kafka', 'keyring', 'namespace', 'source', 'defaultTimeoutMs', 'replayTimeoutMs', 'cancelTimeoutMs', 'maxWaitTimeInMs']);
+const OPTION_FIELDS = new Set(['kafka', 'keyring', 'agentKey', 'namespace', 'source', 'defaultTimeoutMs', 'replayTimeoutMs', 'cancelTimeoutMs', 'maxWaitTimeInMs']);
 
 /** Counters of the shared reader, for metrics and tests. */
 export interface KafkaApprovalGatewayStats {
@@ -40,6 +47,8 @@ export interface KafkaApprovalGatewayStats {
   readonly poison: number;
   /** Live decisions or expiries ignored for their signature (each reported on the audit topic). */
   readonly untrusted: number;
+  /** Live claims ignored because their author may not make them (each reported on the audit topic). */
+  readonly forbidden: number;
 }
 
 export interface KafkaApprovalGateway extends ApprovalGateway {
@@ -95,7 +104,7 @@ class KafkaApprovalLog implements ApprovalLog {
   private producer: Promise<EventProducer> | undefined;
   private readonly catchUps = new Set<CatchUpWaiter>();
   private closed = false;
-  readonly counters = { readersStarted: 0, records: 0, poison: 0, untrusted: 0 };
+  readonly counters = { readersStarted: 0, records: 0, poison: 0, untrusted: 0, forbidden: 0 };
 
   constructor(
     private readonly options: { kafka: Kafka; namespace: string | undefined; replayTimeoutMs: number; maxWaitTimeInMs: number },
@@ -224,6 +233,15 @@ class KafkaApprovalLog implements ApprovalLog {
     await producer.publish('approvals', event);
   }
 
+  /** Reports a live claim the fold ignored because its author may not make it, as a security event on the audit topic. */
+  reportForbidden(event: ApprovalEvent, reason: string, at: GrantPosition, source: string): void {
+    this.counters.forbidden += 1;
+    const { meta, payload } = forbiddenClaimDecision({ source }, event, reason, at);
+    void this.connectedProducer()
+      .then((producer) => producer.publish('audit', createEvent(DecisionRecordedV1, meta, payload)))
+      .catch(() => undefined);
+  }
+
   /** Reports a live decision or expiry the fold ignored for its signature, as a security event on the audit topic. */
   reportUntrusted(event: ApprovalEvent, at: GrantPosition, source: string, keyring: Keyring): void {
     const check = checkGrant(event, keyring);
@@ -283,15 +301,26 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
   const maxWaitTimeInMs = options.maxWaitTimeInMs === undefined ? 100 : validateTimeout(options.maxWaitTimeInMs, 'maxWaitTimeInMs', where);
   const keyring = options.keyring;
   if (keyring === null || typeof keyring !== 'object' || !(keyring.keys instanceof Map)) throw new TypeError(`${where}: keyring must be a Keyring (createKeyring / keyringFromEnv)`);
+  const agentKey = options.agentKey;
+  if (agentKey === null || typeof agentKey !== 'object' || agentKey.signer !== 'agent' || !Array.isArray(agentKey.agent?.tenants)) throw new TypeError(`${where}: agentKey must be an AgentKey (agentKeyFromEnv / agentKeyFromPem)`);
   const source = options.source ?? `guard:approvals-${randomUUID().slice(0, 8)}`;
   let log: KafkaApprovalLog | undefined;
   const core = new ApprovalGatewayCore(
     (listener) => (log = new KafkaApprovalLog({ kafka: options.kafka, namespace: options.namespace, replayTimeoutMs, maxWaitTimeInMs }, listener)),
-    { source, defaultTimeoutMs, cancelTimeoutMs, keyring, onUntrusted: (event, at) => log?.reportUntrusted(event, at, source, keyring) },
+    {
+      source,
+      defaultTimeoutMs,
+      cancelTimeoutMs,
+      keyring,
+      claimKey: (tenant) => (agentMayClaimFor(agentKey, tenant) ? agentKey : undefined),
+      onUntrusted: (event, at) => log?.reportUntrusted(event, at, source, keyring),
+      onForbidden: (event, reason, at) => log?.reportForbidden(event, reason, at, source),
+    },
   );
   const reader = log as unknown as KafkaApprovalLog;
   return Object.freeze({
     awaitApproval: core.awaitApproval.bind(core),
+    describe: core.describe.bind(core),
     close: core.close.bind(core),
     async start() {
       try {

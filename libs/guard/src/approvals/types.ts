@@ -1,19 +1,24 @@
 import { type ApprovalGrant } from '@gatehouse/approvals';
 import { type Actor, type JsonValue, type Scope } from '@gatehouse/contracts';
 
-/** What a caller asks a reviewer: the payload of `ApprovalRequested`, minus the id (derived from the scope). */
+/**
+ * What a caller asks a reviewer. The gateway makes the request its agent's claim: it commits to
+ * the real arguments (redacting `redactedPaths` behind salted digests), derives the approval id
+ * from the call, names its own agent as the requester and signs it with the agent's key.
+ */
 export interface ApprovalRequestInput {
-  /** The exact call; the approval id is `approvalIdForScope(scope)`. */
-  readonly scope: Scope;
-  /** Arguments as the reviewer must see them, already redacted. */
+  /** The exact call: one approval grants one execution of one tool call. */
+  readonly call: { readonly tenant: string; readonly connectorId: string; readonly executionId: string; readonly toolCallId: string };
+  /** The real arguments of the call (JSON): the reviewer is shown them with `redactedPaths` redacted. */
   readonly arguments: JsonValue;
-  /** JSON pointers of the values that were redacted in `arguments`. */
+  /** Concrete JSON pointers of the values to redact (what `redactArguments` reports). */
   readonly redactedPaths?: readonly string[];
   /** JSON Schema of the tool's input, so a reviewer's edit can be validated. */
   readonly inputSchema?: Record<string, JsonValue>;
   readonly toolDescription?: string;
   /** The connector's dry-run result, when it has one. */
   readonly dryRunPreview?: JsonValue;
+  /** Who the caller thinks asks; the request names the gateway's agent (its key's binding), with this role. */
   readonly requester: Actor;
   /** The principal the agent acts for (the trusted caller): barred from approving, like the requester. */
   readonly onBehalfOf?: Actor;
@@ -58,6 +63,12 @@ export interface ApprovalGateway {
    * (with or without edits); rejects with an `ApprovalGatewayError` otherwise.
    */
   awaitApproval(request: ApprovalRequestInput, options?: AwaitApprovalOptions): Promise<GrantedApproval>;
+  /**
+   * The approval a request is about (id, scope, the view a reviewer sees), computed as
+   * `awaitApproval` would, without reading or writing the log. Throws `APPROVAL.REQUEST_INVALID`
+   * for a request this agent may not make.
+   */
+  describe(request: ApprovalRequestInput): { readonly approvalId: string; readonly scope: Scope; readonly view: JsonValue };
   /** Stops reading and writing; pending waits fail with `APPROVAL.CLOSED`. */
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RequestContext } from '@mastra/core/request-context';
 import { ApprovalDecidedV1, createEvent, type JsonValue, signEvent, type TopicEvent } from '@gatehouse/contracts';
-import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
+import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -46,7 +46,7 @@ function context(runId: string): RequestContext {
 }
 
 function gateway(): KafkaApprovalGateway {
-  const g = createKafkaApprovalGateway({ kafka, keyring: TEST_KEYRING, namespace, source: 'guard:connector-approvals-int' });
+  const g = createKafkaApprovalGateway({ kafka, keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:connector-approvals-int' });
   gateways.push(g);
   return g;
 }
@@ -103,7 +103,7 @@ describe('connector approvals on the real broker', () => {
     const request = await reviewRun('run-agent', 'approve');
     await expect(answer).resolves.toMatchObject({ text: 'Refunded.' });
     expect(executed).toEqual([input]);
-    expect(request.payload).toMatchObject({ arguments: { orderId: 'o-1', amount: 40, card: '[REDACTED]' }, redactedPaths: ['/card'], reason: 'destructive calls require approval', requester: { id: 'agent:refund-bot', kind: 'agent' } });
+    expect(request.payload).toMatchObject({ arguments: { orderId: 'o-1', amount: 40, card: '[REDACTED]' }, redactedPaths: ['/card'], reason: 'destructive calls require approval', requester: { id: TEST_AGENT_KEY.agent.id, kind: 'agent' }, toolCallId: expect.any(String) });
     expect(request.trace?.traceparent).toBe(TRACEPARENT);
     await sink.flush();
 

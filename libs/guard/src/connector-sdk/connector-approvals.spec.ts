@@ -4,8 +4,8 @@ import { Agent } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
 import { RequestContext } from '@mastra/core/request-context';
 import { InMemoryStore } from '@mastra/core/storage';
-import { approvalIdForScope } from '@gatehouse/approvals';
-import { canonicalJson } from '@gatehouse/contracts';
+import { approvalIdForCall, commitArguments } from '@gatehouse/approvals';
+import { testAgentKey } from '@gatehouse/contracts/testing';
 import { z } from 'zod';
 import { createGuardedAgent } from '../agent/guarded-agent.js';
 import { createInMemoryApprovalGateway, type InMemoryApprovalGateway } from '../approvals/in-memory-approval-gateway.js';
@@ -50,12 +50,17 @@ function refunds(gateway: InMemoryApprovalGateway | undefined, extra: Partial<Co
   return { connector, audit, executed };
 }
 
-const scopeOf = (i: unknown) => ({ tenant: 'acme', connectorId: 'payments.refund', executionId: 'wf-1/run-1', argumentsHash: createHash('sha256').update(canonicalJson(i)).digest('hex') });
-const APPROVAL_ID = approvalIdForScope(scopeOf(input));
+/** The agent whose key signs the requests: the in-memory gateway trusts it. */
+const AGENT = testAgentKey('agent:refund-bot', ['acme']);
+const call = { tenant: 'acme', connectorId: 'payments.refund', executionId: 'wf-1/run-1', toolCallId: 'direct' };
+/** The scope of a direct call: the arguments hash commits to `i` with the card number behind a salted digest. */
+const scopeOf = (i: typeof input) => ({ tenant: 'acme', connectorId: 'payments.refund', executionId: call.executionId, argumentsHash: commitArguments(i, ['/card/number'], AGENT, call).argumentsHash });
+const idOf = (i: typeof input) => approvalIdForCall(scopeOf(i), AGENT.agent.id, call.toolCallId);
+const APPROVAL_ID = idOf(input);
 
 describe('connector approvals through the log', () => {
   it('asks a reviewer, waits, and runs exactly once after approval, with request, decision and execution correlated', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const { connector, audit, executed } = refunds(gateway);
     const call = invokeConnector(connector, input, { requestContext: context() });
     const request = await gateway.waitForRequest();
@@ -90,7 +95,7 @@ describe('connector approvals through the log', () => {
   });
 
   it('runs an approved edit with the edited arguments, putting back what stayed redacted', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const { connector, executed, audit } = refunds(gateway);
     const call = invokeConnector(connector, input, { requestContext: context() });
     const request = await gateway.waitForRequest();
@@ -101,7 +106,7 @@ describe('connector approvals through the log', () => {
   });
 
   it('refuses an approved edit that fails the input schema, and runs nothing', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const { connector, executed, audit } = refunds(gateway);
     const call = invokeConnector(connector, input, { requestContext: context() });
     await gateway.waitForRequest();
@@ -117,8 +122,8 @@ describe('connector approvals through the log', () => {
     ['an unreadable log', 'CONNECTOR.APPROVAL_UNAVAILABLE', true],
   ] as const)('fails closed on %s with %s', async (what, code, retryable) => {
     let clock = Date.now();
-    const gateway = createInMemoryApprovalGateway({ now: () => clock });
-    const { connector, executed, audit } = refunds(gateway, { approvals: { gateway, deadlineMs: 1_000, waitMs: 5_000 } });
+    const gateway = createInMemoryApprovalGateway({ now: () => clock, agentKey: AGENT });
+    const { connector, executed, audit } = refunds(gateway, { approvals: { gateway, deadlineMs: 1_000, waitMs: 5_000, redactPaths: ['/card/number'] } });
     const call = invokeConnector(connector, input, { requestContext: context() });
     await gateway.waitForRequest();
     if (what === 'a denial') gateway.decide(APPROVAL_ID, { verdict: 'deny', comment: 'not this one' });
@@ -135,8 +140,8 @@ describe('connector approvals through the log', () => {
   });
 
   it('times out without withdrawing; a retry of the same call waits on the same approval and runs once approved', async () => {
-    const gateway = createInMemoryApprovalGateway();
-    const { connector, executed } = refunds(gateway, { approvals: { gateway, waitMs: 30 } });
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
+    const { connector, executed } = refunds(gateway, { approvals: { gateway, waitMs: 30, redactPaths: ['/card/number'] } });
     await expect(invokeConnector(connector, input, { requestContext: context() })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_TIMEOUT', retryable: true });
     expect(gateway.approval(APPROVAL_ID)?.status).toBe('pending');
     gateway.decide(APPROVAL_ID, { verdict: 'approve' });
@@ -146,7 +151,7 @@ describe('connector approvals through the log', () => {
   });
 
   it('withdraws the request when the caller aborts', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const { connector, executed } = refunds(gateway);
     const controller = new AbortController();
     const call = invokeConnector(connector, input, { requestContext: context(), abortSignal: controller.signal });
@@ -159,7 +164,7 @@ describe('connector approvals through the log', () => {
 
   it('asks without a preview when the dry run throws or is not JSON, never failing open', async () => {
     for (const dryRunExecute of [async () => Promise.reject(new Error(`card ${CARD} invalid`)), async () => ({ at: new Date() })]) {
-      const gateway = createInMemoryApprovalGateway();
+      const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
       const { connector, executed } = refunds(gateway, { dryRunExecute: dryRunExecute as never });
       const call = invokeConnector(connector, input, { requestContext: context() });
       const request = await gateway.waitForRequest();
@@ -171,17 +176,17 @@ describe('connector approvals through the log', () => {
   });
 
   it('binds the approval to the arguments: other arguments are another approval', async () => {
-    const gateway = createInMemoryApprovalGateway();
-    const { connector, executed } = refunds(gateway, { approvals: { gateway, waitMs: 30 } });
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
+    const { connector, executed } = refunds(gateway, { approvals: { gateway, waitMs: 30, redactPaths: ['/card/number'] } });
     await expect(invokeConnector(connector, input, { requestContext: context() })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_TIMEOUT' });
     gateway.decide(APPROVAL_ID, { verdict: 'approve' });
     await expect(invokeConnector(connector, { ...input, amount: 99 }, { requestContext: context() })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_TIMEOUT' });
-    expect(gateway.requests().map((r) => r.payload.approvalId)).toEqual([APPROVAL_ID, approvalIdForScope(scopeOf({ ...input, amount: 99 }))]);
+    expect(gateway.requests().map((r) => r.payload.approvalId)).toEqual([APPROVAL_ID, idOf({ ...input, amount: 99 })]);
     expect(executed).toHaveLength(0);
   });
 
   it('still honours a matching grant in context without asking, and without a gateway still refuses outright', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const { connector, executed } = refunds(gateway);
     const grant = { scope: 'run', connectorId: 'payments.refund', runId: 'run-1', approvalId: 'appr_from_host' };
     await expect(invokeConnector(connector, input, { requestContext: context({ [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant] }) })).resolves.toEqual({ refunded: 40 });
@@ -192,7 +197,7 @@ describe('connector approvals through the log', () => {
   });
 
   it('refuses to ask without a trusted execution to bind the approval to', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const { connector } = refunds(gateway);
     const rc = new RequestContext();
     rc.set(ACTOR_CONTEXT_KEY, { id: 'user-1', role: 'operator' });
@@ -201,7 +206,7 @@ describe('connector approvals through the log', () => {
   });
 
   it('fails closed when the approval-required decision cannot be recorded, before asking', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const failing = new AuditLogger({ sink: { required: true, write: () => Promise.reject(new Error('down')) } });
     const { connector, executed } = refunds(gateway, { audit: failing });
     await expect(invokeConnector(connector, input, { requestContext: context() })).rejects.toMatchObject({ code: 'CONNECTOR.AUDIT_UNAVAILABLE' });
@@ -210,14 +215,14 @@ describe('connector approvals through the log', () => {
   });
 
   it('asks nobody for a connector that does not require approval, though it has a gateway for guardrails to park calls on', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const reader = createConnector({ id: 'x.y', description: 'x', inputSchema: z.object({}), permissions: { sideEffect: 'read' }, approvals: { gateway }, execute: async () => 1 });
     await expect(invokeConnector(reader, {}, { requestContext: context() })).resolves.toBe(1);
     expect(gateway.requests()).toEqual([]);
   });
 
   it('validates the approvals config at construction', () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const base = { id: 'x.y', description: 'x', inputSchema: z.object({}), execute: async () => 1 };
     const needs = { ...base, permissions: { sideEffect: 'destructive' as const } };
     expect(() => createConnector({ ...needs, approvals: { gateway, retries: 3 } as never })).toThrow(/unknown approvals field "retries"/);
@@ -233,7 +238,7 @@ describe('connector approvals through the log', () => {
 describe('approvals in the agent loop', () => {
   it('a Mastra approval alone never replaces the gatehouse grant', async () => {
     for (const withGateway of [false, true]) {
-      const gateway = createInMemoryApprovalGateway();
+      const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
       const { connector, executed, audit } = refunds(withGateway ? gateway : undefined, { mastraRequireApproval: true });
       const model = scriptedModel({ steps: [{ toolCall: { toolName: 'payments.refund', toolCallId: 'call-1', args: input } }, { text: 'done' }] });
       const agent = new Agent({ id: 'refunder', name: 'Refunder', instructions: 'x', model: model as never, tools: { 'payments.refund': connector } });
@@ -259,7 +264,7 @@ describe('approvals in the agent loop', () => {
   });
 
   it('a guarded agent waits for the reviewer in the middle of its tool call', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const { connector, executed, audit } = refunds(gateway);
     const agent = createGuardedAgent({
       id: 'refund-bot',
@@ -282,9 +287,9 @@ describe('approvals in the agent loop', () => {
 
 describe('connector approvals: quorum and what the reviewer is shown', () => {
   it('carries a configured quorum on the request, and refuses a malformed one at construction', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const quorum = { required: 2, reviewers: ['user:alice', 'user:bob', 'user:carol'] };
-    const { connector, executed } = refunds(gateway, { approvals: { gateway, waitMs: 5_000, quorum } });
+    const { connector, executed } = refunds(gateway, { approvals: { gateway, waitMs: 5_000, quorum, redactPaths: ['/card/number'] } });
     const call = invokeConnector(connector, input, { requestContext: context() });
     const request = await gateway.waitForRequest();
     expect(request.payload.quorum).toEqual(quorum);
@@ -299,7 +304,7 @@ describe('connector approvals: quorum and what the reviewer is shown', () => {
   });
 
   it('withholds a dry-run preview that repeats a redacted value', async () => {
-    const gateway = createInMemoryApprovalGateway();
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const { connector } = refunds(gateway, { dryRunExecute: async (i: Input) => ({ wouldCharge: i.card.number, amount: i.amount }) });
     const call = invokeConnector(connector, input, { requestContext: context() });
     const request = await gateway.waitForRequest();

@@ -1,8 +1,6 @@
-import { createHash } from 'node:crypto';
 import { createTool, type Tool } from '@mastra/core/tools';
 import { RequestContext } from '@mastra/core/request-context';
-import { approvalIdForScope } from '@gatehouse/approvals';
-import { canonicalJson, GatehouseError, type JsonValue, type Scope } from '@gatehouse/contracts';
+import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { z, type ZodType } from 'zod';
 import { MAX_TIMER_MS } from '../approvals/gateway-core.js';
 import { parseRedactPath, redactArguments, repeatsRedacted, restoreRedacted } from '../approvals/redaction.js';
@@ -509,16 +507,14 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
       // Without a trusted execution there is no scope to bind a decision to.
       if (executionId === undefined) return deny('CONNECTOR.APPROVAL_REQUIRED');
       if (input === undefined || !isJsonNative(input)) return deny('CONNECTOR.APPROVAL_REQUEST_INVALID');
-      const scope: Scope = { tenant, connectorId: c.id, executionId, argumentsHash: createHash('sha256').update(canonicalJson(input)).digest('hex') };
-      const approvalId = approvalIdForScope(scope);
-      approvalDetail = { approvalId };
       const redacted = redactArguments(input, approvals.redactPaths);
       const dryRun = await dryRunPreview(c, input, executeContext, runtime);
       // A preview that echoes a redacted value would undo the redaction: the reviewer goes without it.
       const preview = dryRun !== undefined && repeatsRedacted(dryRun, input, redacted.paths) ? undefined : dryRun;
+      // A direct call without a tool call id is one call per run and arguments.
       const request: ApprovalRequestInput = {
-        scope,
-        arguments: redacted.value,
+        call: { tenant, connectorId: c.id, executionId, toolCallId: call.toolCallId ?? 'direct' },
+        arguments: input,
         redactedPaths: redacted.paths,
         ...(approvals.inputSchema === undefined ? {} : { inputSchema: approvals.inputSchema }),
         toolDescription: c.description.slice(0, 2_000),
@@ -531,6 +527,14 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
         ...(base.context.runId === undefined ? {} : { correlationId: base.context.runId }),
         ...(base.context.traceparent === undefined ? {} : { traceparent: base.context.traceparent }),
       };
+      let approvalId: string;
+      try {
+        approvalId = approvals.gateway.describe(request).approvalId;
+      } catch (error) {
+        // The agent may not ask for this tenant, or the request is past the bounds: nothing is sent.
+        return deny(approvalFailureCode(error));
+      }
+      approvalDetail = { approvalId };
       const code = 'CONNECTOR.APPROVAL_PENDING';
       const recorded = await recordGateDecision(c.audit, { ...base, action: 'tool.approval', decision: 'approval-required', code, reason: REASONS[code] as string, policy: { name: 'approval' }, detail: detail() });
       if (!recorded) return deny('CONNECTOR.AUDIT_UNAVAILABLE');

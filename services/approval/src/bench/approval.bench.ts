@@ -15,7 +15,7 @@ import { approvalProjection } from '@gatehouse/approval-projection';
 import { type ApprovalEvent, foldApprovals } from '@gatehouse/approvals';
 import { testRequest } from '@gatehouse/approvals/testing';
 import { ApprovalDecidedV1, createEvent, signEvent, topicName, trustedEntryOf } from '@gatehouse/contracts';
-import { testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
+import { TEST_AGENT_KEY, testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createKafkaApprovalGateway } from '@gatehouse/guard/approvals';
@@ -104,7 +104,7 @@ const database = await createTestDatabase('gh_bench');
 const reviewer = testReviewer('user:bench');
 // The service signs decisions with a throwaway key; the guard and the replay trust its public half.
 const serviceKey = testSigningKey('approval', 'approval-bench');
-const keyring = testKeyring(serviceKey);
+const keyring = testKeyring(serviceKey, TEST_AGENT_KEY);
 const secrets = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-'));
 const keyFile = path.join(secrets, 'approval.key');
 writeFileSync(keyFile, serviceKey.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
@@ -119,12 +119,12 @@ const service = spawn(process.execPath, [path.resolve(here, '../main.js')], {
     GATEHOUSE_APPROVAL_REVIEWERS: reviewersJson([reviewer]),
     GATEHOUSE_SIGNING_KEY_FILE: keyFile,
     GATEHOUSE_SIGNING_KEY_ID: serviceKey.keyId,
-    GATEHOUSE_TRUSTED_KEYS: JSON.stringify([trustedEntryOf(serviceKey)]),
+    GATEHOUSE_TRUSTED_KEYS: JSON.stringify([trustedEntryOf(serviceKey), trustedEntryOf(TEST_AGENT_KEY)]),
   },
   stdio: 'ignore',
 });
 const base = `http://127.0.0.1:${port}`;
-const gateway = createKafkaApprovalGateway({ kafka, keyring, namespace });
+const gateway = createKafkaApprovalGateway({ kafka, keyring, agentKey: TEST_AGENT_KEY, namespace });
 const producer = await EventProducer.connect(kafka, { namespace });
 let transports: Awaited<ReturnType<typeof transportBaseline>> | undefined;
 try {
@@ -152,9 +152,10 @@ try {
       baselineAnswered.push(transport.answered);
       baselineSeen.push(transport.seen);
     }
-    const { event } = testRequest();
-    const { approvalId: _id, ...input } = event.payload;
-    const waiting = gateway.awaitApproval({ ...input, redactedPaths: [...input.redactedPaths] }, { timeoutMs: 30_000 });
+    const { event, toolCallId, arguments: args } = testRequest();
+    const { scope, requester, reason, deadline, inputSchema } = event.payload;
+    const call = { tenant: scope.tenant, connectorId: scope.connectorId, executionId: scope.executionId, toolCallId };
+    const waiting = gateway.awaitApproval({ call, arguments: args, requester, reason, deadline, ...(inputSchema && { inputSchema }) }, { timeoutMs: 30_000 });
     for (let seen = false; !seen; ) {
       const res = await fetch(`${base}/v1/approvals/${event.payload.approvalId}`, { headers });
       seen = res.status === 200;

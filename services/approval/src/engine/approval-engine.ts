@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { ApprovalExpiredV1, createEvent, type Keyring, signEvent, type SigningKey } from '@gatehouse/contracts';
-import { type Approval, type ApprovalEvent, type ApprovalsState, dueForExpiry, type Verdict } from '@gatehouse/approvals';
+import { ApprovalExpiredV1, createEvent, DecisionRecordedV1, forbiddenClaimDecision, type Keyring, signEvent, type SigningKey, topicName } from '@gatehouse/contracts';
+import { type Approval, type ApprovalEvent, type ApprovalsState, dueForExpiry, isForbiddenClaim, type Verdict } from '@gatehouse/approvals';
 import { approvalProjection } from '@gatehouse/approval-projection';
 import { type DecodedRecord, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
 import { type Kafka } from 'kafkajs';
@@ -39,6 +39,8 @@ export interface ApprovalStatusReport extends FoldStatus {
   readonly expiriesAppended: number;
   /** Decisions or expiries the fold ignored for their signature. */
   readonly untrustedGrants: number;
+  /** Requests or cancellations the fold ignored because their author may not make them. */
+  readonly forbiddenClaims: number;
 }
 
 /** An expiry appended recently for an approval is not appended again before this, ms. */
@@ -56,6 +58,7 @@ export class ApprovalEngine {
   private sweeper: NodeJS.Timeout | undefined;
   private readonly expiring = new Map<string, number>();
   private expiries = 0;
+  private forbiddenReported = 0;
 
   private constructor(
     private readonly log: FoldLog,
@@ -79,7 +82,8 @@ export class ApprovalEngine {
       unavailable: (reason, cause) => new ApprovalError('APPROVAL.UNAVAILABLE', { reason }, cause),
       untrusted: { keyring, source: APPROVAL_SOURCE },
       onApplied: (record, verdict, live) => {
-        if (live && !(verdict.kind === 'rejected' && verdict.reason === 'untrusted-signature')) approvals.announce(record);
+        if (live && isForbiddenClaim(verdict)) approvals.reportForbidden(record, verdict.unattributed ?? verdict.reason, options.namespace);
+        else if (live && !(verdict.kind === 'rejected' && verdict.reason === 'untrusted-signature')) approvals.announce(record);
       },
     });
     const sweepMs = options.expirySweepMs ?? 1_000;
@@ -88,6 +92,19 @@ export class ApprovalEngine {
       approvals.sweeper.unref();
     }
     return approvals;
+  }
+
+  /**
+   * Reports a claim the fold ignored because its author may not make it (an unsigned, another
+   * tenant's or another requester's request or cancellation) as a security event: never shown
+   * to a reviewer, never granted. The report carries nothing of the claim's payload.
+   */
+  private reportForbidden(record: DecodedRecord<'approvals'>, why: string, namespace: string | undefined): void {
+    this.forbiddenReported += 1;
+    const at = { topic: topicName('approvals', namespace), partition: record.partition, offset: record.offset };
+    this.log('warn', `ignored a ${record.event.type} claim its author may not make`, { code: 'SECURITY.FORBIDDEN_CLAIM', claim: why, partition: record.partition, offset: record.offset });
+    const { meta, payload } = forbiddenClaimDecision({ source: APPROVAL_SOURCE }, record.event, why, at);
+    this.engine.publishTo('audit', createEvent(DecisionRecordedV1, meta, payload)).catch(() => this.log('warn', 'could not report a forbidden claim', { code: 'SECURITY.REPORT_FAILED' }));
   }
 
   /** Tells subscribers about a change once the projection holds it, so a reviewer who reads it back finds it. */
@@ -164,7 +181,7 @@ export class ApprovalEngine {
   status(): ApprovalStatusReport {
     let pending = 0;
     for (const a of this.engine.state.approvals.values()) if (a.status === 'pending') pending += 1;
-    return { ...this.engine.status(), approvals: this.engine.state.approvals.size, pending, expiriesAppended: this.expiries, untrustedGrants: this.engine.state.untrusted.count };
+    return { ...this.engine.status(), approvals: this.engine.state.approvals.size, pending, expiriesAppended: this.expiries, untrustedGrants: this.engine.state.untrusted.count, forbiddenClaims: this.engine.state.forbidden.count };
   }
 
   async stop(): Promise<void> {
