@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { createHash } from 'node:crypto';
 import { Agent } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
 import { RequestContext } from '@mastra/core/request-context';
