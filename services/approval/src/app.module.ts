@@ -33,20 +33,23 @@ export class ApprovalModule implements OnModuleDestroy {
           // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
           inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS],
           // The projection is bound to its topic's log first: rows of another log are dropped, and the
-          // start-up replay writes them again from this one before anything is answered.
+          // start-up replay writes them again from this one before anything is answered. A log that
+          // changes under the running service stops the engine (a restart rebuilds).
           useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
-            ApprovalEngine.start({
-              kafka,
-              namespace: config.topicNamespace,
-              signingKey: options.signingKey,
-              keyring: options.keyring,
-              projection: await logs.projectionWriter(approvalProjection(options.keyring), topicName('approvals', config.topicNamespace), {
-                onUnapplied: (poison) => deadLetters.publish(poison),
+            logs.stopOnChange(
+              await ApprovalEngine.start({
+                kafka,
+                namespace: config.topicNamespace,
+                signingKey: options.signingKey,
+                keyring: options.keyring,
+                projection: await logs.projectionWriter(approvalProjection(options.keyring), topicName('approvals', config.topicNamespace), {
+                  onUnapplied: (poison) => deadLetters.publish(poison),
+                }),
+                decisionDeadlineMs: options.decisionDeadlineMs,
+                expirySweepMs: options.expirySweepMs,
+                log: nestFoldLog('approval'),
               }),
-              decisionDeadlineMs: options.decisionDeadlineMs,
-              expirySweepMs: options.expirySweepMs,
-              log: nestFoldLog('approval'),
-            }),
+            ),
         },
         { provide: APP_FILTER, useClass: ApprovalExceptionFilter },
       ],

@@ -49,19 +49,22 @@ export class LedgerModule implements OnModuleDestroy {
           // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
           inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS],
           // The projection is bound to its topic's log first: rows of another log are dropped, and the
-          // start-up replay writes them again from this one before anything is answered.
+          // start-up replay writes them again from this one before anything is answered. A log that
+          // changes under the running service stops the engine (a restart rebuilds).
           useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
-            LedgerEngine.start({
-              kafka,
-              namespace: config.topicNamespace,
-              signingKey: options.signingKey,
-              keyring: options.keyring,
-              projection: await logs.projectionWriter(ledgerProjection(options.keyring), topicName('ledger', config.topicNamespace), {
-                onUnapplied: (poison) => deadLetters.publish(poison),
+            logs.stopOnChange(
+              await LedgerEngine.start({
+                kafka,
+                namespace: config.topicNamespace,
+                signingKey: options.signingKey,
+                keyring: options.keyring,
+                projection: await logs.projectionWriter(ledgerProjection(options.keyring), topicName('ledger', config.topicNamespace), {
+                  onUnapplied: (poison) => deadLetters.publish(poison),
+                }),
+                decisionDeadlineMs: options.decisionDeadlineMs,
+                log: nestFoldLog('ledger'),
               }),
-              decisionDeadlineMs: options.decisionDeadlineMs,
-              log: nestFoldLog('ledger'),
-            }),
+            ),
         },
         KeyExpiry,
         { provide: APP_FILTER, useClass: LedgerExceptionFilter },

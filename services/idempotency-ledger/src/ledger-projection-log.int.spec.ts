@@ -149,6 +149,8 @@ describe('a projection kept across a lost log', () => {
       await logs.check();
       return logs.health().status === 'down' ? true : undefined;
     }, { what: 'the replaced log noticed', timeoutMs: 20_000 });
+    // Its fold is the old log's: the engine stops deciding and sweeping.
+    expect(app.engine.status().phase).toBe('stopped');
     const get = await app.get(`/v1/idempotency/keys/${key}`);
     expect({ status: get.status, body: get.body }).toEqual({ status: 503, body: expect.objectContaining({ code: 'PROJECTION.LOG_CHANGED', details: { projection: 'ledger', change: 'log-shorter' } }) });
     expect((await reserve(app, key)).body).toMatchObject({ code: 'PROJECTION.LOG_CHANGED' });

@@ -35,28 +35,32 @@ export class PolicyModule implements OnModuleDestroy {
           provide: POLICY_ENGINE,
           inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS],
           // The projection is bound to its topic's log first: rows of another log are dropped, and the
-          // start-up replay writes them again from this one before anything is answered.
+          // start-up replay writes them again from this one before anything is answered. A log that
+          // changes under the running service stops the engine (a restart rebuilds).
           useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
-            PolicyEngine.start({
-              kafka,
-              namespace: config.topicNamespace,
-              signingKey: options.signingKey,
-              keyring: options.keyring,
-              projection: await logs.projectionWriter(policyProjection(options.keyring), topicName('policies', config.topicNamespace), {
-                onUnapplied: (poison) => deadLetters.publish(poison),
+            logs.stopOnChange(
+              await PolicyEngine.start({
+                kafka,
+                namespace: config.topicNamespace,
+                signingKey: options.signingKey,
+                keyring: options.keyring,
+                projection: await logs.projectionWriter(policyProjection(options.keyring), topicName('policies', config.topicNamespace), {
+                  onUnapplied: (poison) => deadLetters.publish(poison),
+                }),
+                log: nestFoldLog('policy'),
               }),
-              log: nestFoldLog('policy'),
-            }),
+            ),
         },
         { provide: POLICY_DECISIONS, inject: [POLICY_ENGINE], useFactory: (engine: PolicyEngine) => new PolicyDecisions(engine) },
         {
           provide: POLICY_EVALUATOR,
-          inject: [POLICY_DECISIONS],
-          useFactory: async (decisions: PolicyDecisions) => {
+          inject: [POLICY_DECISIONS, PROJECTION_LOGS],
+          useFactory: async (decisions: PolicyDecisions, logs: ProjectionLogs) => {
             if (transports.kafkaEvaluator === false) return undefined;
             const evaluator = new PolicyKafkaEvaluator(config.kafka, config.topicNamespace, decisions);
             await evaluator.start();
-            return evaluator;
+            // Its bundles are of the log the projection is bound to: none are evaluated after that log changed.
+            return logs.stopOnChange(evaluator);
           },
         },
         { provide: APP_FILTER, useClass: PolicyExceptionFilter },

@@ -84,6 +84,15 @@ export class ProjectionLogs {
     return new ProjectionWriter(this.options.dataSource, spec, this.options.schema, topic, { ...options, log });
   }
 
+  /**
+   * Stops `engine` once a projection's log is found changed while running (its fold in memory is
+   * the old log's: nothing may be decided or swept on it), and returns it.
+   */
+  stopOnChange<E extends { stop(): Promise<void> }>(engine: E): E {
+    this.onChange(() => void engine.stop().catch(() => undefined));
+    return engine;
+  }
+
   /** Called once per projection found on another log while the service runs (stop what reads it). */
   onChange(listener: (projection: string, change: LogChange) => void): void {
     this.listeners.push(listener);
