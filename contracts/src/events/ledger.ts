@@ -2,8 +2,18 @@ import { z } from 'zod';
 import { defineEvent } from '../envelope.js';
 import { JsonValueSchema } from './common.js';
 
+/**
+ * A key as the ledger stores it: opaque to the fold. The service derives it from the
+ * authenticated caller's tenant and the caller's own key (`ledgerKeyOf` in @gatehouse/ledger);
+ * keys of events written before callers authenticated are the callers' keys as sent.
+ */
 const LedgerKey = z.string().regex(/^[\da-f]{64}$/, 'must be a hex sha-256 ledger key');
 const LeaseToken = z.uuid();
+/**
+ * The agent the ledger service authenticated for the request that caused the event (absent on
+ * events written before callers authenticated). Added, not changed: its absence reads as before.
+ */
+const Principal = z.string().min(1).max(256);
 
 /** A caller holds the key and may execute. Pending until completed, failed or taken over. */
 export const LedgerKeyReservedV1 = defineEvent(
@@ -15,6 +25,7 @@ export const LedgerKeyReservedV1 = defineEvent(
     leaseToken: LeaseToken,
     holder: z.string().min(1),
     pendingTtlMs: z.number().int().positive(),
+    principal: Principal.optional(),
   }),
 );
 export type LedgerKeyReserved = z.infer<typeof LedgerKeyReservedV1>;
@@ -46,6 +57,7 @@ export const LedgerKeyTakenOverV1 = defineEvent(
     leaseToken: LeaseToken,
     holder: z.string().min(1),
     pendingTtlMs: z.number().int().positive(),
+    principal: Principal.optional(),
   }),
 );
 export type LedgerKeyTakenOver = z.infer<typeof LedgerKeyTakenOverV1>;
@@ -104,6 +116,7 @@ export const LedgerRateConsumedV1 = defineEvent(
     algorithm: z.enum(['fixed-window', 'sliding-window']),
     count: z.number().int().positive(),
     windowMs: z.number().int().positive(),
+    principal: Principal.optional(),
   }),
 );
 export type LedgerRateConsumed = z.infer<typeof LedgerRateConsumedV1>;

@@ -14,6 +14,7 @@ import {
 } from '@gatehouse/contracts';
 import { TEST_KEYRING, TEST_KEYS, testSigningKey } from '@gatehouse/contracts/testing';
 import { applyLedgerEvent, foldLedger, type LedgerEvent } from './fold.js';
+import { ledgerBudgetKeyOf, ledgerKeyOf } from './scope.js';
 import { createLedgerState } from './state.js';
 
 // Every ledger event is an outcome the ledger service grants: the fixtures are signed as it signs them.
@@ -196,5 +197,68 @@ describe('signed outcomes', () => {
   it("takes every event as it is in an in-process ledger, which reads no log", () => {
     const state = createLedgerState('in-process');
     expect(applyLedgerEvent(state, createUnsigned(LedgerKeyReservedV1, meta, { key, connectorId: 'c', leaseToken: randomUUID(), holder: 'h', pendingTtlMs: 1_000 }), 1)).toEqual({ kind: 'accepted' });
+  });
+});
+
+describe('per-principal counts', () => {
+  const as = (principal: string) => ({ principal });
+  const claim = (k: string, lease: string, principal?: string, ttl = 100) =>
+    createEvent(LedgerKeyReservedV1, { ...meta, subject: k }, { key: k, connectorId: 'c', leaseToken: lease, holder: 'h', pendingTtlMs: ttl, ...(principal === undefined ? {} : as(principal)) });
+  const keyOf = (s: string) => createHash('sha256').update(s).digest('hex');
+
+  it('counts the pending and ambiguous keys of each principal through every transition, and not claims without one', () => {
+    const state = createLedgerState(TEST_KEYRING);
+    const [k1, k2, k3] = ['1', '2', '3'].map(keyOf) as [string, string, string];
+    const [a, b, c, d] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    applyLedgerEvent(state, claim(k1, a, 'agent:a'), 0);
+    applyLedgerEvent(state, claim(k2, b, 'agent:a'), 0);
+    applyLedgerEvent(state, claim(k3, c), 0); // before callers authenticated: counted for nobody
+    expect(Object.fromEntries(state.openKeysByPrincipal)).toEqual({ 'agent:a': 2 });
+    applyLedgerEvent(state, createEvent(LedgerKeyCompletedV1, { ...meta, subject: k1 }, { key: k1, leaseToken: a }), 1);
+    expect(Object.fromEntries(state.openKeysByPrincipal)).toEqual({ 'agent:a': 1 });
+    // A takeover moves the key to the principal that took it; its failure leaves it ambiguous, still counted.
+    applyLedgerEvent(state, createEvent(LedgerKeyTakenOverV1, { ...meta, subject: k2 }, { key: k2, previousLeaseToken: b, leaseToken: d, holder: 'h2', pendingTtlMs: 100, principal: 'agent:b' }), 200);
+    expect(Object.fromEntries(state.openKeysByPrincipal)).toEqual({ 'agent:b': 1 });
+    applyLedgerEvent(state, createEvent(LedgerKeyFailedV1, { ...meta, subject: k2 }, { key: k2, leaseToken: d, code: 'X', retryable: true }), 201);
+    expect(state.keys.get(k2)).toMatchObject({ status: 'ambiguous', principal: 'agent:b' });
+    expect(Object.fromEntries(state.openKeysByPrincipal)).toEqual({ 'agent:b': 1 });
+    const resolved = createEvent(LedgerKeyResolvedV1, { ...meta, subject: k2 }, { key: k2, decision: 're-execute', operator: { id: 'ops-1', role: 'operator' } });
+    applyLedgerEvent(state, resolved, 202);
+    expect(state.openKeysByPrincipal.size).toBe(0);
+  });
+
+  it('counts each budget once, against the principal whose admitted request created it', () => {
+    const state = createLedgerState(TEST_KEYRING);
+    const spend = (budgetKey: string, principal: string, count = 1) =>
+      createEvent(LedgerRateConsumedV1, { ...meta, subject: budgetKey }, { budgetKey, claimId: randomUUID(), algorithm: 'fixed-window', count, windowMs: 1_000, principal });
+    const [x, y] = [keyOf('x'), keyOf('y')];
+    applyLedgerEvent(state, spend(x, 'agent:a'), 0);
+    applyLedgerEvent(state, spend(x, 'agent:b', 5), 1);
+    applyLedgerEvent(state, spend(y, 'agent:b'), 2);
+    expect(Object.fromEntries(state.budgetsByPrincipal)).toEqual({ 'agent:a': 1, 'agent:b': 1 });
+    expect(state.budgets.get(x)).toMatchObject({ principal: 'agent:a', used: 2 });
+  });
+
+  it('derives the same counts on every replay', () => {
+    const records = [
+      { event: claim(keyOf('r1'), randomUUID(), 'agent:a'), logTime: 0 },
+      { event: claim(keyOf('r2'), randomUUID(), 'agent:b'), logTime: 1 },
+    ];
+    const [first, second] = [foldLedger(records, TEST_KEYRING), foldLedger(records, TEST_KEYRING)];
+    expect(Object.fromEntries(first.openKeysByPrincipal)).toEqual({ 'agent:a': 1, 'agent:b': 1 });
+    expect(Object.fromEntries(second.openKeysByPrincipal)).toEqual(Object.fromEntries(first.openKeysByPrincipal));
+  });
+});
+
+describe('keys scoped by tenant', () => {
+  it('stores the same client key of two tenants as two keys, and cannot be steered into another tenant', () => {
+    const client = createHash('sha256').update('refund-o-1').digest('hex');
+    const [a, b] = [ledgerKeyOf('acme', client), ledgerKeyOf('globex', client)];
+    expect(a).toMatch(/^[\da-f]{64}$/);
+    expect(a).not.toBe(b);
+    // Knowing acme's stored key does not help a globex caller: what it sends is scoped into globex.
+    expect(ledgerKeyOf('globex', a)).not.toBe(a);
+    expect(ledgerKeyOf('acme', 'x:y')).not.toBe(ledgerKeyOf('acme:x', 'y'));
+    expect(ledgerBudgetKeyOf('acme', client)).not.toBe(a);
   });
 });

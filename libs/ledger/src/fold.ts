@@ -7,15 +7,32 @@ export type LedgerEvent = TopicEvent<'ledger'>;
 const accepted: Verdict = Object.freeze({ kind: 'accepted' });
 const reject = (reason: Extract<Verdict, { kind: 'rejected' }>['reason']): Verdict => Object.freeze({ kind: 'rejected', reason });
 
+/** Counts `delta` for `principal` (none: a claim made before callers authenticated, not counted). */
+function adjust(counts: Map<string, number>, principal: string | undefined, delta: number): void {
+  if (principal === undefined) return;
+  const next = (counts.get(principal) ?? 0) + delta;
+  if (next > 0) counts.set(principal, next);
+  else counts.delete(principal);
+}
+
+/** The principal a key counts against while it is open (pending or ambiguous). */
+const openPrincipal = (state: KeyState | undefined): string | undefined => (state === undefined || state.status === 'completed' ? undefined : state.principal);
+
 function setKey(state: LedgerState, key: string, next: KeyState | undefined): Verdict {
+  // The per-principal counts move with every transition, so a replay derives the same counts.
+  adjust(state.openKeysByPrincipal, openPrincipal(state.keys.get(key)), -1);
+  adjust(state.openKeysByPrincipal, openPrincipal(next), 1);
   if (next === undefined) state.keys.delete(key);
   else state.keys.set(key, Object.freeze(next));
   return accepted;
 }
 
 function setBudget(state: LedgerState, key: string, next: BudgetState): void {
+  if (!state.budgets.has(key)) adjust(state.budgetsByPrincipal, next.principal, 1);
   state.budgets.set(key, Object.freeze(next));
 }
+
+const byPrincipal = (principal: string | undefined): { principal?: string } => (principal === undefined ? {} : { principal });
 
 /** Whether a pending reservation's TTL has run out at `at` (log append time, ms). */
 export function isStale(current: Extract<KeyState, { status: 'pending' }>, at: number): boolean {
@@ -42,7 +59,16 @@ export function applyLedgerEvent(state: LedgerState, event: LedgerEvent, logTime
       if (current?.status === 'completed') return reject('key-completed');
       if (current?.status === 'ambiguous') return reject('key-ambiguous');
       if (current?.status === 'pending') return reject('key-held');
-      return setKey(state, p.key, { status: 'pending', leaseToken: p.leaseToken, holder: p.holder, reservedAt: logTime, pendingTtlMs: p.pendingTtlMs, connectorId: p.connectorId, ambiguous: false });
+      return setKey(state, p.key, {
+        status: 'pending',
+        leaseToken: p.leaseToken,
+        holder: p.holder,
+        reservedAt: logTime,
+        pendingTtlMs: p.pendingTtlMs,
+        connectorId: p.connectorId,
+        ambiguous: false,
+        ...byPrincipal(p.principal),
+      });
     }
     case 'LedgerKeyTakenOver': {
       const p = event.payload;
@@ -51,7 +77,16 @@ export function applyLedgerEvent(state: LedgerState, event: LedgerEvent, logTime
       if (current.leaseToken !== p.previousLeaseToken) return reject('lease-lost');
       if (!isStale(current, logTime)) return reject('not-stale');
       // The earlier holder may or may not have acted: the new holder inherits an ambiguous key.
-      return setKey(state, p.key, { status: 'pending', leaseToken: p.leaseToken, holder: p.holder, reservedAt: logTime, pendingTtlMs: p.pendingTtlMs, connectorId: current.connectorId, ambiguous: true });
+      return setKey(state, p.key, {
+        status: 'pending',
+        leaseToken: p.leaseToken,
+        holder: p.holder,
+        reservedAt: logTime,
+        pendingTtlMs: p.pendingTtlMs,
+        connectorId: current.connectorId,
+        ambiguous: true,
+        ...byPrincipal(p.principal),
+      });
     }
     case 'LedgerKeyCompleted': {
       const p = event.payload;
@@ -65,7 +100,7 @@ export function applyLedgerEvent(state: LedgerState, event: LedgerEvent, logTime
       const current = state.keys.get(p.key);
       if (current?.status !== 'pending' || current.leaseToken !== p.leaseToken) return reject(current ? 'lease-lost' : 'unknown-key');
       // An ambiguous holder that walks away leaves the key ambiguous: never a silent re-run.
-      if (current.ambiguous) return setKey(state, p.key, { status: 'ambiguous', since: logTime, connectorId: current.connectorId });
+      if (current.ambiguous) return setKey(state, p.key, { status: 'ambiguous', since: logTime, connectorId: current.connectorId, ...byPrincipal(current.principal) });
       return setKey(state, p.key, undefined);
     }
     case 'LedgerKeyReconciled': {
@@ -107,13 +142,15 @@ export function applyLedgerEvent(state: LedgerState, event: LedgerEvent, logTime
 function consume(state: LedgerState, event: Extract<LedgerEvent, { type: 'LedgerRateConsumed' }>, now: number): Verdict {
   const { budgetKey, algorithm, count, windowMs } = event.payload;
   const previous = state.budgets.get(budgetKey);
+  // A budget counts against the principal that created it, whoever spends from it later.
+  const creator = byPrincipal(previous === undefined ? event.payload.principal : previous.principal);
   if (algorithm === 'fixed-window') {
     const windowStart = now - (now % windowMs);
     const used = previous?.algorithm === 'fixed-window' && previous.windowStart === windowStart && previous.windowMs === windowMs ? previous.used : 0;
     const resetAt = windowStart + windowMs;
     // A refused request consumes nothing: the state does not change.
     if (used >= count) return { kind: 'refused', remaining: 0, resetAt };
-    setBudget(state, budgetKey, { algorithm, windowStart, used: used + 1, count, windowMs });
+    setBudget(state, budgetKey, { algorithm, windowStart, used: used + 1, count, windowMs, ...creator });
     return { kind: 'admitted', remaining: count - used - 1, resetAt };
   }
   // Sliding window log: admitted while fewer than `count` admissions fall in (now - windowMs, now].
@@ -121,7 +158,7 @@ function consume(state: LedgerState, event: Extract<LedgerEvent, { type: 'Ledger
   const recent = previous?.algorithm === 'sliding-window' && previous.windowMs === windowMs && previous.count === count ? previous.admitted.filter((t) => t > now - windowMs) : [];
   if (recent.length >= count) return { kind: 'refused', remaining: 0, resetAt: (recent[0] as number) + windowMs };
   const admitted = [...recent, now];
-  setBudget(state, budgetKey, { algorithm, admitted, count, windowMs });
+  setBudget(state, budgetKey, { algorithm, admitted, count, windowMs, ...creator });
   return { kind: 'admitted', remaining: count - admitted.length, resetAt: (admitted[0] as number) + windowMs };
 }
 

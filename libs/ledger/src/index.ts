@@ -1,2 +1,3 @@
 export * from './state.js';
 export * from './fold.js';
+export * from './scope.js';

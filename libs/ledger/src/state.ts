@@ -1,15 +1,31 @@
 import { type JsonValue, type Keyring } from '@gatehouse/contracts';
 
-/** Who holds an idempotency key, or what was recorded for it. */
+/**
+ * Who holds an idempotency key, or what was recorded for it. `principal`: the authenticated agent
+ * whose claim holds a pending key, or left an ambiguous one (absent for claims made before callers
+ * authenticated); it is what the per-principal bound counts.
+ */
 export type KeyState =
-  | { readonly status: 'pending'; readonly leaseToken: string; readonly holder: string; readonly reservedAt: number; readonly pendingTtlMs: number; readonly connectorId: string; readonly ambiguous: boolean }
+  | {
+      readonly status: 'pending';
+      readonly leaseToken: string;
+      readonly holder: string;
+      readonly reservedAt: number;
+      readonly pendingTtlMs: number;
+      readonly connectorId: string;
+      readonly ambiguous: boolean;
+      readonly principal?: string;
+    }
   | { readonly status: 'completed'; readonly leaseToken: string; readonly result: JsonValue | undefined; readonly completedAt: number; readonly connectorId: string }
-  | { readonly status: 'ambiguous'; readonly since: number; readonly connectorId: string };
+  | { readonly status: 'ambiguous'; readonly since: number; readonly connectorId: string; readonly principal?: string };
 
-/** A shared budget: a fixed window's use, or a sliding window's admission times (log time). */
+/**
+ * A shared budget: a fixed window's use, or a sliding window's admission times (log time).
+ * `principal`: the agent whose admitted request created it (absent before callers authenticated).
+ */
 export type BudgetState =
-  | { readonly algorithm: 'fixed-window'; readonly windowStart: number; readonly used: number; readonly count: number; readonly windowMs: number }
-  | { readonly algorithm: 'sliding-window'; readonly admitted: readonly number[]; readonly count: number; readonly windowMs: number };
+  | { readonly algorithm: 'fixed-window'; readonly windowStart: number; readonly used: number; readonly count: number; readonly windowMs: number; readonly principal?: string }
+  | { readonly algorithm: 'sliding-window'; readonly admitted: readonly number[]; readonly count: number; readonly windowMs: number; readonly principal?: string };
 
 /** What the fold decided about one event: writers read their own event's verdict back. */
 export type Verdict =
@@ -45,9 +61,13 @@ export interface LedgerState {
   readonly trust: Keyring | 'in-process';
   /** Events the fold ignored for their signature. */
   readonly untrusted: { count: number };
+  /** Per principal: its keys that are pending or ambiguous (what the service bounds). Derived from `keys`. */
+  readonly openKeysByPrincipal: Map<string, number>;
+  /** Per principal: the budgets it created (what the service bounds). Derived from `budgets`. */
+  readonly budgetsByPrincipal: Map<string, number>;
 }
 
 /** A fresh, empty state trusting `trust`: the start of every replay. */
 export function createLedgerState(trust: Keyring | 'in-process'): LedgerState {
-  return { keys: new Map(), budgets: new Map(), trust, untrusted: { count: 0 } };
+  return { keys: new Map(), budgets: new Map(), trust, untrusted: { count: 0 }, openKeysByPrincipal: new Map(), budgetsByPrincipal: new Map() };
 }
