@@ -5,6 +5,10 @@ import { type RejectionReason } from '@gatehouse/ledger';
 export type LedgerCode =
   | 'LEDGER.INVALID_REQUEST'
   | 'LEDGER.UNAUTHORIZED'
+  | 'LEDGER.UNAUTHENTICATED'
+  | 'LEDGER.FORBIDDEN'
+  | 'LEDGER.PENDING_LIMIT'
+  | 'LEDGER.BUDGET_LIMIT'
   | 'LEDGER.KEY_NOT_FOUND'
   | 'LEDGER.KEY_HELD'
   | 'LEDGER.KEY_COMPLETED'
@@ -55,6 +59,10 @@ export function codeForRejection(reason: RejectionReason): LedgerCode {
 const MESSAGES: Record<LedgerCode, string> = {
   'LEDGER.INVALID_REQUEST': 'the request is invalid',
   'LEDGER.UNAUTHORIZED': 'an operator token is required',
+  'LEDGER.UNAUTHENTICATED': "an agent's API key is required",
+  'LEDGER.FORBIDDEN': 'the caller may not act for this tenant',
+  'LEDGER.PENDING_LIMIT': 'the caller holds as many pending keys as it may: complete or fail some first',
+  'LEDGER.BUDGET_LIMIT': 'the caller created as many budgets as it may',
   'LEDGER.KEY_NOT_FOUND': 'the ledger has no record of this key',
   'LEDGER.KEY_HELD': 'the key is held by a pending reservation',
   'LEDGER.KEY_COMPLETED': 'the key is already completed',
@@ -73,7 +81,8 @@ export class LedgerError extends GatehouseError {
   constructor(code: LedgerCode, details: Record<string, JsonSafe> = {}, cause?: unknown, message: string = MESSAGES[code]) {
     super(code, message, {
       category: categoryOf(code),
-      retryable: code === 'LEDGER.UNAVAILABLE',
+      // A bound frees up as the caller's keys complete: worth asking again later, unlike a refusal of who it is.
+      retryable: code === 'LEDGER.UNAVAILABLE' || code === 'LEDGER.PENDING_LIMIT',
       details,
       ...(cause === undefined ? {} : { cause }),
     });
@@ -87,6 +96,8 @@ function categoryOf(code: LedgerCode): GatehouseError['category'] {
     case 'LEDGER.KEY_NOT_FOUND':
       return 'validation';
     case 'LEDGER.UNAUTHORIZED':
+    case 'LEDGER.UNAUTHENTICATED':
+    case 'LEDGER.FORBIDDEN':
       return 'security';
     case 'LEDGER.UNAVAILABLE':
       return 'unavailable';

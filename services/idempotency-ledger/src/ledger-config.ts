@@ -1,8 +1,20 @@
 import { createHash } from 'node:crypto';
 import { assertSelfTrusted, GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
+import { principalListText } from '@gatehouse/service-runtime';
+import { type LedgerAgent, parseLedgerAgents } from './auth/agent-auth.js';
 
 /** Environment variables of the ledger service (besides the runtime's GATEHOUSE_*). */
 export const LEDGER_ENV = {
+  /**
+   * The agents that may use the ledger, `[{ id, apiKeySha256, tenants: [...] }]` (or a file of it:
+   * `agentsFile`). None: every agent request is refused (401).
+   */
+  agents: 'GATEHOUSE_LEDGER_AGENTS',
+  agentsFile: 'GATEHOUSE_LEDGER_AGENTS_FILE',
+  /** Most keys one agent may hold pending or leave ambiguous at once (default 10000). */
+  maxPendingKeys: 'GATEHOUSE_LEDGER_MAX_PENDING_KEYS',
+  /** Most budgets one agent may create (default 1000). */
+  maxBudgets: 'GATEHOUSE_LEDGER_MAX_BUDGETS',
   /** Comma-separated `id:role:token` entries; the only way to resolve an ambiguous key. None: every resolution is refused. */
   operatorTokens: 'GATEHOUSE_LEDGER_OPERATOR_TOKENS',
   /** How long a writer waits for its own verdict, ms (default 5000). Past it: 503 LEDGER.UNAVAILABLE. */
@@ -25,6 +37,12 @@ export interface OperatorCredential {
 
 export interface LedgerOptions {
   readonly operators: readonly OperatorCredential[];
+  /** Who may call the agent routes, each for its tenants. */
+  readonly agents: readonly LedgerAgent[];
+  /** Most pending or ambiguous keys per agent; a reservation past it is refused (429 LEDGER.PENDING_LIMIT). */
+  readonly maxPendingKeys: number;
+  /** Most budgets per agent; a consumption that would create one more is refused (429 LEDGER.BUDGET_LIMIT). */
+  readonly maxBudgets: number;
   readonly decisionDeadlineMs: number;
   /** Completed keys past this age (ms, by log time) are expired; undefined: kept forever. */
   readonly retainCompletedMs?: number;
@@ -61,6 +79,16 @@ export function parseOperatorTokens(raw: string | undefined): OperatorCredential
   });
 }
 
+export const DEFAULT_MAX_PENDING_KEYS = 10_000;
+export const DEFAULT_MAX_BUDGETS = 1_000;
+
+function bound(env: NodeJS.ProcessEnv, variable: string, fallback: number): number {
+  const raw = env[variable];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1 || value > 10_000_000) throw invalid(variable, 'must be a whole number between 1 and 10000000');
+  return value;
+}
+
 /** Reads the ledger's own settings; a bad value is a typed error naming the variable. */
 export function ledgerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): LedgerOptions {
   const deadline = Number(env[LEDGER_ENV.decisionDeadlineMs] ?? 5_000);
@@ -78,8 +106,12 @@ export function ledgerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ledg
   const signingKey = signingKeyFromEnv('ledger', env);
   const keyring = keyringFromEnv(env);
   assertSelfTrusted(signingKey, keyring);
+  const agentList = principalListText(env, LEDGER_ENV.agents, LEDGER_ENV.agentsFile);
   return {
     operators: parseOperatorTokens(env[LEDGER_ENV.operatorTokens]),
+    agents: parseLedgerAgents(agentList.text, agentList.from),
+    maxPendingKeys: bound(env, LEDGER_ENV.maxPendingKeys, DEFAULT_MAX_PENDING_KEYS),
+    maxBudgets: bound(env, LEDGER_ENV.maxBudgets, DEFAULT_MAX_BUDGETS),
     decisionDeadlineMs: deadline,
     ...(retainCompletedMs === undefined ? {} : { retainCompletedMs, expirySweepMs: sweep }),
     signingKey,

@@ -2,12 +2,13 @@
 export const LEDGER_SOURCE = 'service:idempotency-ledger';
 
 /**
- * Ledger keys are opaque hashes that already scope tenant and connector (the caller hashes
- * them), so the service does not learn the tenant; the envelope says so plainly.
+ * The envelope tenant of events the service writes on its own (an expiry, an operator's
+ * resolution), which do not come from a caller of a tenant. Events a caller's request causes
+ * carry the tenant the service authenticated it for.
  */
 export const LEDGER_TENANT = 'ledger';
 
-/** Envelope metadata for an event about `subject` (an idempotency or budget key: the record key). */
-export function ledgerMeta(subject: string): { source: string; tenant: string; subject: string } {
-  return { source: LEDGER_SOURCE, tenant: LEDGER_TENANT, subject };
+/** Envelope metadata for an event about `subject` (a stored idempotency or budget key: the record key). */
+export function ledgerMeta(subject: string, tenant: string = LEDGER_TENANT): { source: string; tenant: string; subject: string } {
+  return { source: LEDGER_SOURCE, tenant, subject };
 }

@@ -146,7 +146,7 @@ describe('idempotency over HTTP', () => {
     );
     expect(takeover.body['takenOver']).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(100);
-    const reservedAt = app.engine.key(key);
+    const reservedAt = app.engine.key(app.stored(key));
     expect(reservedAt?.status).toBe('pending');
 
     const late = await app.post('/v1/idempotency/completions', { key, leaseToken: first.body['leaseToken'], result: 'late' });
@@ -176,8 +176,9 @@ describe('idempotency over HTTP', () => {
     expect((await reserve(app, key, 'agent-3')).body).toEqual({ status: 'ambiguous' });
     expect((await reserve(app, key, 'agent-4')).body).toEqual({ status: 'ambiguous' });
 
-    const path = `/v1/idempotency/keys/${key}/resolution`;
-    const anonymous = await app.post(path, { decision: 're-execute' });
+    // The operator names the key as the ledger stores it.
+    const path = `/v1/idempotency/keys/${app.stored(key)}/resolution`;
+    const anonymous = await app.anonymous.post(path, { decision: 're-execute' });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
     const wrong = await app.post(path, { decision: 're-execute' }, { authorization: `Bearer ${OPERATOR_TOKEN}x` });
@@ -203,13 +204,16 @@ describe('idempotency over HTTP', () => {
       return answer.body['status'] === 'reserved' ? answer : undefined;
     }, { intervalMs: 50, timeoutMs: 10_000 });
     await app.post('/v1/idempotency/failures', { key, leaseToken: takeover.body['leaseToken'], code: 'TOOL.CRASHED', retryable: false });
-    const resolved = await app.post(`/v1/idempotency/keys/${key}/resolution`, { decision: 'mark-completed', result: { refundId: 'R-9' } }, auth);
+    const resolved = await app.post(`/v1/idempotency/keys/${app.stored(key)}/resolution`, { decision: 'mark-completed', result: { refundId: 'R-9' } }, auth);
     expect(resolved.status).toBe(200);
     expect((await reserve(app, key)).body).toEqual({ status: 'completed', result: { refundId: 'R-9' } });
 
     const pending = newKey();
     await reserve(app, pending);
-    const notAmbiguous = await app.post(`/v1/idempotency/keys/${pending}/resolution`, { decision: 're-execute' }, auth);
+    const notAmbiguous = await app.post(`/v1/idempotency/keys/${app.stored(pending)}/resolution`, { decision: 're-execute' }, auth);
+    // An agent's key is not an operator's token.
+    const byAgent = await app.post(`/v1/idempotency/keys/${app.stored(pending)}/resolution`, { decision: 're-execute' });
+    expect(byAgent.status).toBe(401);
     expect(notAmbiguous.status).toBe(409);
     expect(notAmbiguous.body).toMatchObject({ code: 'LEDGER.NOT_AMBIGUOUS' });
   });
@@ -286,7 +290,7 @@ describe('idempotency over HTTP', () => {
     expect(answer.body).toMatchObject({ code: 'LEDGER.UNAVAILABLE', retryable: true });
     expect(answer.headers.get('retry-after')).toBe('1');
     // The reservation may have landed after the writer gave up: nobody holds it, so it is released.
-    await waitFor(() => (hasty.engine.status().orphansReleased === 1 && hasty.engine.key(key) === undefined ? true : undefined), {
+    await waitFor(() => (hasty.engine.status().orphansReleased === 1 && hasty.engine.key(hasty.stored(key)) === undefined ? true : undefined), {
       what: 'the orphaned reservation released',
       timeoutMs: 10_000,
     });
@@ -316,7 +320,7 @@ describe('failing closed', () => {
       await sql.destroy();
     }
     // The fold had accepted the reservation nobody was told about: it is handed back, then won again.
-    await waitFor(() => (app.engine.status().orphansReleased === 1 && app.engine.key(key) === undefined ? true : undefined), { what: 'the orphan released', timeoutMs: 10_000 });
+    await waitFor(() => (app.engine.status().orphansReleased === 1 && app.engine.key(app.stored(key)) === undefined ? true : undefined), { what: 'the orphan released', timeoutMs: 10_000 });
     expect((await reserve(app, key)).body).toMatchObject({ status: 'reserved' });
     expect((await app.get(`/v1/idempotency/keys/${key}`)).body).toMatchObject({ status: 'pending' });
   });
@@ -368,11 +372,12 @@ describe('forged ledger outcomes', () => {
     const options = await isolated();
     const app = await boot(options);
     const key = newKey();
+    const stored = app.stored(key);
     // Someone who can write the ledger topic claims a key: unsigned, then with a key of its own. (ACLs keep
     // agents off this topic altogether; a leaked service credential would not be, so the fold checks too.)
     const producer = await EventProducer.connect(kafka, { namespace: options.namespace });
     try {
-      const claim = createEvent(LedgerKeyReservedV1, { source: 'guard:rogue', tenant: 'ledger', subject: key }, { key, connectorId: 'refunds', leaseToken: randomUUID(), holder: 'rogue', pendingTtlMs: 3_600_000 });
+      const claim = createEvent(LedgerKeyReservedV1, { source: 'guard:rogue', tenant: 'acme', subject: stored }, { key: stored, connectorId: 'refunds', leaseToken: randomUUID(), holder: 'rogue', pendingTtlMs: 3_600_000 });
       await producer.publish('ledger', claim);
       await producer.publish('ledger', signEvent(claim, testSigningKey('ledger', 'ledger-test')));
     } finally {
@@ -385,7 +390,7 @@ describe('forged ledger outcomes', () => {
       return hits.length === 2 ? hits : undefined;
     }, { what: 'the security events' });
     expect(app.engine.status().untrustedGrants).toBe(2);
-    expect(app.engine.key(key)).toBeUndefined();
+    expect(app.engine.key(stored)).toBeUndefined();
     const won = await reserve(app, key);
     expect(won.status).toBe(200);
     expect(won.body).toMatchObject({ status: 'reserved', takenOver: false });
@@ -400,14 +405,14 @@ describe('forged ledger outcomes', () => {
     // An expiry would free the key for a second refund: only the ledger service may append one.
     const producer = await EventProducer.connect(kafka, { namespace: options.namespace });
     try {
-      const expiry = createEvent(LedgerKeyExpiredV1, { source: 'guard:rogue', tenant: 'ledger', subject: key }, { key, before: Date.now() + 3_600_000 });
+      const expiry = createEvent(LedgerKeyExpiredV1, { source: 'guard:rogue', tenant: 'acme', subject: app.stored(key) }, { key: app.stored(key), before: Date.now() + 3_600_000 });
       await producer.publish('ledger', expiry);
       await producer.publish('ledger', signEvent(expiry, testSigningKey('ledger', 'ledger-test')));
     } finally {
       await producer.close();
     }
     await waitFor(() => (app.engine.status().untrustedGrants === 2 ? true : undefined), { what: 'both forgeries ignored' });
-    expect(app.engine.key(key)).toMatchObject({ status: 'completed' });
+    expect(app.engine.key(app.stored(key))).toMatchObject({ status: 'completed' });
     expect((await reserve(app, key)).body).toMatchObject({ status: 'completed', result: { refunded: 20 } });
   });
 });

@@ -1,19 +1,22 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
-import { topicName } from '@gatehouse/contracts';
-import { Partitioners } from '@gatehouse/kafka';
+import { createEvent, LedgerKeyReservedV1, signEvent, topicName } from '@gatehouse/contracts';
+import { EventProducer, Partitioners } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { compareProjections, rebuildProjection } from '@gatehouse/service-runtime';
 import { ledgerProjection } from './projection/ledger-projection.js';
-import { TEST_KEYRING } from '@gatehouse/contracts/testing';
+import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 
 const LEDGER_PROJECTION = ledgerProjection(TEST_KEYRING);
-import { type LedgerApp, startLedgerApp } from './testing/ledger-app.js';
+import { type LedgerApp, startLedgerApp, testLedgerAgent } from './testing/ledger-app.js';
 import { createTestDatabase, type TestDatabase } from './testing/test-database.js';
 
 const OPERATOR_TOKEN = `op-token-${randomUUID()}`;
+// Two tenants' agents, known to every replica: the projection holds keys of both.
+const ACME = testLedgerAgent(['acme'], 'agent:acme');
+const GLOBEX = testLedgerAgent(['globex'], 'agent:globex');
 
 let kafka: Kafka;
 let database: TestDatabase;
@@ -40,18 +43,34 @@ afterAll(async () => {
 const hash = () => createHash('sha256').update(randomUUID()).digest('hex');
 
 async function boot(namespace: string, schema: string): Promise<LedgerApp> {
-  const app = await startLedgerApp({ namespace, schema, databaseUrl: database.url, operatorTokens: `ops:operator:${OPERATOR_TOKEN}` });
+  const app = await startLedgerApp({ namespace, schema, databaseUrl: database.url, operatorTokens: `ops:operator:${OPERATOR_TOKEN}`, agents: [ACME, GLOBEX] });
   running.push(app);
   return app;
 }
 
-/** Every kind of ledger event, including rejections, a takeover, an operator decision and budgets. */
-async function exercise(apps: LedgerApp[]): Promise<void> {
+/** A reservation written before callers authenticated: no principal, the caller's key as sent. Still read. */
+async function legacyReservation(namespace: string): Promise<void> {
+  const key = hash();
+  const event = createEvent(LedgerKeyReservedV1, { source: 'service:idempotency-ledger', tenant: 'ledger', subject: key }, { key, connectorId: 'c-old', leaseToken: randomUUID(), holder: 'h-old', pendingTtlMs: 60_000 });
+  const producer = await EventProducer.connect(kafka, { namespace });
+  try {
+    await producer.publish('ledger', signEvent(event, TEST_KEYS.ledger));
+  } finally {
+    await producer.close();
+  }
+}
+
+/**
+ * Every kind of ledger event, including rejections, a takeover, an operator decision, budgets, two
+ * tenants' agents on the same client keys, and an event from before callers authenticated.
+ */
+async function exercise(apps: LedgerApp[], namespace: string): Promise<void> {
   const pick = (i: number) => apps[i % apps.length]!;
   const reserve = (i: number, key: string, ttl = 60_000) => pick(i).post('/v1/idempotency/reservations', { key, connectorId: `c-${i % 3}`, holder: `h-${i}`, pendingTtlMs: ttl });
+  const keys = Array.from({ length: 30 }, hash);
+  await legacyReservation(namespace);
   await Promise.all(
-    Array.from({ length: 30 }, async (_, i) => {
-      const key = hash();
+    keys.map(async (key, i) => {
       const won = (await reserve(i, key)).body;
       await reserve(i + 1, key);
       if (i % 3 === 0) await pick(i).post('/v1/idempotency/completions', { key, leaseToken: won['leaseToken'], result: { i, nested: [i, null, 'x'] } });
@@ -59,6 +78,10 @@ async function exercise(apps: LedgerApp[]): Promise<void> {
       // i % 3 === 2: left pending
     }),
   );
+  // globex's agent reserves five of acme's client keys: five keys of its own, left pending.
+  for (const [i, key] of keys.slice(0, 5).entries()) {
+    expect((await pick(i).post('/v1/idempotency/reservations', { key, connectorId: 'c-g', holder: `g-${i}`, pendingTtlMs: 60_000 }, GLOBEX.headers)).body).toMatchObject({ status: 'reserved' });
+  }
   const ambiguous = hash();
   await reserve(0, ambiguous, 150);
   const takeover = await waitFor(async () => {
@@ -73,7 +96,7 @@ async function exercise(apps: LedgerApp[]): Promise<void> {
     return answer.body['status'] === 'reserved' ? answer.body : undefined;
   }, { intervalMs: 50, timeoutMs: 10_000 });
   await pick(0).post('/v1/idempotency/failures', { key: resolved, leaseToken: takeover2['leaseToken'], code: 'TOOL.CRASHED', retryable: false });
-  const decision = await pick(0).post(`/v1/idempotency/keys/${resolved}/resolution`, { decision: 'mark-completed', result: 'by hand' }, { authorization: `Bearer ${OPERATOR_TOKEN}` });
+  const decision = await pick(0).post(`/v1/idempotency/keys/${pick(0).stored(resolved)}/resolution`, { decision: 'mark-completed', result: 'by hand' }, { authorization: `Bearer ${OPERATOR_TOKEN}` });
   expect(decision.status).toBe(200);
   const [fixed, sliding] = [hash(), hash()];
   await Promise.all(
@@ -101,7 +124,7 @@ describe('the PostgreSQL projection', () => {
     schemaCount += 1;
     const live = `ledger_live_${schemaCount}`;
     const apps = [await boot(namespace, live), await boot(namespace, live)];
-    await exercise(apps);
+    await exercise(apps, namespace);
     // A record that fails its contract is parked in the projection, not dropped.
     const raw = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     await raw.connect();
@@ -118,13 +141,17 @@ describe('the PostgreSQL projection', () => {
     expect(report.unapplied).toBe(1);
     const comparison = await compareProjections(LEDGER_PROJECTION, sql.manager, { liveSchema: live, rebuiltSchema: rebuilt, namespace });
     expect(comparison.differences).toEqual([]);
-    expect(comparison).toMatchObject({ equal: true, sameOffsets: true, rows: { keys: 22, budgets: 2, unapplied_records: 1 } });
+    expect(comparison).toMatchObject({ equal: true, sameOffsets: true, rows: { keys: 28, budgets: 2, unapplied_records: 1 } });
     const statuses: { status: string; n: string }[] = await sql.query(`SELECT status, count(*) AS n FROM ${live}.keys GROUP BY status ORDER BY status`);
     expect(statuses.map((s) => [s.status, Number(s.n)])).toEqual([
       ['ambiguous', 1],
       ['completed', 11],
-      ['pending', 10],
+      ['pending', 16],
     ]);
+    // Both replicas counted the same open keys per agent; the legacy claim counts for nobody.
+    const counts = apps.map((a) => Object.fromEntries(a.engine.view().openKeysByPrincipal));
+    expect(counts[0]).toEqual({ 'agent:acme': 11, 'agent:globex': 5 });
+    expect(counts[1]).toEqual(counts[0]);
 
     // The comparison notices a row that drifted.
     await sql.query(`UPDATE ${live}.keys SET holder = 'someone-else' WHERE key = (SELECT key FROM ${live}.keys WHERE status = 'pending' LIMIT 1)`);
@@ -138,7 +165,7 @@ describe('the PostgreSQL projection', () => {
     schemaCount += 1;
     const live = `ledger_live_${schemaCount}`;
     const first = await boot(namespace, live);
-    await exercise([first]);
+    await exercise([first], namespace);
     await settled([first]);
     const rebuilt = `ledger_rebuilt_${schemaCount}`;
     await rebuildProjection(LEDGER_PROJECTION, { kafka, namespace, database: { url: database.url }, schema: rebuilt });
@@ -175,7 +202,7 @@ describe('the PostgreSQL projection', () => {
     expect((await reserve(done)).body.status).toBe('reserved');
     await settled([app]);
     const rows: { key: string; status: string }[] = await sql.query(`SELECT key, status FROM ${live}.keys ORDER BY status`);
-    expect(rows.map((r) => [r.key === done ? 'done' : r.key === open ? 'open' : 'other', r.status]).sort()).toEqual([
+    expect(rows.map((r) => [r.key === app.stored(done) ? 'done' : r.key === app.stored(open) ? 'open' : 'other', r.status]).sort()).toEqual([
       ['done', 'pending'],
       ['open', 'pending'],
     ]);

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
 import { replayTopic } from '@gatehouse/kafka';
-import { applyLedgerEvent, createLedgerState } from '@gatehouse/ledger';
+import { applyLedgerEvent, createLedgerState, ledgerBudgetKeyOf } from '@gatehouse/ledger';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -57,7 +57,7 @@ async function admittedLogTimes(namespace: string, budgetKey: string): Promise<{
     namespace,
     onRecord: ({ event, logTime }) => {
       const verdict = applyLedgerEvent(state, event, logTime.getTime());
-      if (event.type !== 'LedgerRateConsumed' || event.payload.budgetKey !== budgetKey) return;
+      if (event.type !== 'LedgerRateConsumed' || event.payload.budgetKey !== ledgerBudgetKeyOf('acme', budgetKey)) return;
       if (verdict.kind === 'admitted') admitted.push(logTime.getTime());
       else refused += 1;
     },
@@ -85,7 +85,7 @@ describe('shared rate limits over HTTP', () => {
     for (const a of answers) if (a.allowed) byWindow.set(a.resetAt, (byWindow.get(a.resetAt) ?? 0) + 1);
     expect([...byWindow.values()].every((n) => n <= 3)).toBe(true);
     expect(answers.filter((a) => !a.allowed).every((a) => a.remaining === 0)).toBe(true);
-    const state = app.engine.view().budgets.get(budget);
+    const state = app.engine.view().budgets.get(ledgerBudgetKeyOf('acme', budget));
     expect(state?.algorithm).toBe('fixed-window');
     // Refused requests are on the log but did not count against the window.
     if (state?.algorithm === 'fixed-window') expect(state.used).toBe(byWindow.get(state.windowStart + state.windowMs));

@@ -1,17 +1,23 @@
-import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Inject, Post } from '@nestjs/common';
 import { type LedgerPort } from '../engine/ledger-port.js';
-import { parseRequest } from '../http/parse-request.js';
-import { LEDGER_ENGINE } from '../tokens.js';
+import { answer } from '../errors.js';
+import { agentRequest } from '../http/agent-request.js';
+import { type LedgerOptions } from '../ledger-config.js';
+import { LEDGER_ENGINE, LEDGER_OPTIONS } from '../tokens.js';
 import { consumeRate, type ConsumeRateAnswer, ConsumeRateRequest } from './consume-rate.js';
 
 @Controller('v1/rate/consumptions')
 export class ConsumeRateController {
-  constructor(@Inject(LEDGER_ENGINE) private readonly ledger: LedgerPort) {}
+  constructor(
+    @Inject(LEDGER_ENGINE) private readonly ledger: LedgerPort,
+    @Inject(LEDGER_OPTIONS) private readonly options: LedgerOptions,
+  ) {}
 
-  /** 200 { allowed, remaining, resetAt }: a refusal is an answer, not an error. */
+  /** Agents: 200 { allowed, remaining, resetAt } (a refusal is an answer); 401, 403 another tenant, 429 LEDGER.BUDGET_LIMIT. */
   @Post()
   @HttpCode(200)
-  consume(@Body() body: unknown): Promise<ConsumeRateAnswer> {
-    return consumeRate(this.ledger, parseRequest(ConsumeRateRequest, body));
+  async consume(@Headers('authorization') authorization: string | undefined, @Body() body: unknown): Promise<ConsumeRateAnswer> {
+    const { caller, request } = agentRequest(this.options.agents, authorization, ConsumeRateRequest, body);
+    return answer(await consumeRate(this.ledger, caller, request, this.options.maxBudgets));
   }
 }

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createEvent, LedgerRateConsumedV1 } from '@gatehouse/contracts';
+import { ledgerBudgetKeyOf } from '@gatehouse/ledger';
 import { z } from 'zod';
+import { type Caller, TenantName } from '../auth/agent-auth.js';
 import { type LedgerPort } from '../engine/ledger-port.js';
-import { LedgerError } from '../errors.js';
+import { LedgerError, ok, type Outcome, refused } from '../errors.js';
 import { LedgerKeyField } from '../http/request-fields.js';
 import { ledgerMeta } from '../ledger-events.js';
 
@@ -15,6 +17,7 @@ const MAX_WINDOW_MS = 31 * 24 * 60 * 60 * 1000;
 
 export const ConsumeRateRequest = z
   .object({
+    tenant: TenantName.optional(),
     budgetKey: LedgerKeyField,
     algorithm: Algorithm,
     count: z.number().int().positive().max(1_000_000),
@@ -33,15 +36,22 @@ export interface ConsumeRateAnswer {
   readonly resetAt: number;
 }
 
-/** Asks for one unit of a shared budget; the fold admits or refuses it by log time, and a refusal consumes nothing. */
-export async function consumeRate(ledger: LedgerPort, request: ConsumeRateRequest): Promise<ConsumeRateAnswer> {
-  const { budgetKey, algorithm, count, windowMs } = request;
-  const verdict = await ledger.decide(createEvent(LedgerRateConsumedV1, ledgerMeta(budgetKey), { budgetKey, claimId: randomUUID(), algorithm, count, windowMs }));
+/**
+ * Asks for one unit of a shared budget of the caller's tenant; the fold admits or refuses it by
+ * log time, and a refusal consumes nothing. A request that would create a budget past the
+ * caller's `maxBudgets` is refused (LEDGER.BUDGET_LIMIT) before anything is appended.
+ */
+export async function consumeRate(ledger: LedgerPort, caller: Caller, request: ConsumeRateRequest, maxBudgets: number): Promise<Outcome<ConsumeRateAnswer>> {
+  const budgetKey = ledgerBudgetKeyOf(caller.tenant, request.budgetKey);
+  if (ledger.budget(budgetKey) === undefined && ledger.budgetsOf(caller.principal) >= maxBudgets) return refused('LEDGER.BUDGET_LIMIT');
+  const { algorithm, count, windowMs } = request;
+  const payload = { budgetKey, claimId: randomUUID(), algorithm, count, windowMs, principal: caller.principal };
+  const verdict = await ledger.decide(createEvent(LedgerRateConsumedV1, ledgerMeta(budgetKey, caller.tenant), payload));
   switch (verdict.kind) {
     case 'admitted':
-      return { allowed: true, remaining: verdict.remaining, resetAt: verdict.resetAt };
+      return ok({ allowed: true, remaining: verdict.remaining, resetAt: verdict.resetAt });
     case 'refused':
-      return { allowed: false, remaining: 0, resetAt: verdict.resetAt };
+      return ok({ allowed: false, remaining: 0, resetAt: verdict.resetAt });
     case 'accepted':
     case 'rejected':
       throw new LedgerError('LEDGER.INTERNAL', { reason: 'unexpected-verdict' });

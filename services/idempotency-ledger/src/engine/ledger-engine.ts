@@ -53,6 +53,13 @@ export const EXPIRY_BATCH = 500;
 export class LedgerEngine implements LedgerPort {
   private orphans = 0;
   private expired = 0;
+  /**
+   * Claims and new budgets per principal appended but not yet decided. The per-principal bounds
+   * count them too, so a burst of concurrent requests cannot all pass the check before the fold
+   * has applied any of them (across replicas the overshoot is at most the others' requests in flight).
+   */
+  private readonly claimsInFlight = new Map<string, number>();
+  private readonly budgetsInFlight = new Map<string, number>();
   private engine!: FoldEngine<'ledger', LedgerState, Verdict>;
 
   private constructor(
@@ -85,7 +92,7 @@ export class LedgerEngine implements LedgerPort {
     if (this.engine.phase !== 'running') return;
     const { key, leaseToken } = event.payload;
     this.orphans += 1;
-    const failed = signEvent(createEvent(LedgerKeyFailedV1, ledgerMeta(key), { key, leaseToken, code: 'LEDGER.WRITER_GAVE_UP', retryable: true }), this.signingKey);
+    const failed = signEvent(createEvent(LedgerKeyFailedV1, ledgerMeta(key, event.tenant), { key, leaseToken, code: 'LEDGER.WRITER_GAVE_UP', retryable: true }), this.signingKey);
     this.engine.append(failed).catch(() => this.log('warn', 'could not release an orphaned reservation', { code: 'LEDGER.RELEASE_FAILED' }));
   }
 
@@ -93,14 +100,52 @@ export class LedgerEngine implements LedgerPort {
     return this.engine.state.keys.get(key);
   }
 
+  budget(budgetKey: string): BudgetState | undefined {
+    return this.engine.state.budgets.get(budgetKey);
+  }
+
+  openKeys(principal: string): number {
+    return (this.engine.state.openKeysByPrincipal.get(principal) ?? 0) + (this.claimsInFlight.get(principal) ?? 0);
+  }
+
+  budgetsOf(principal: string): number {
+    return (this.engine.state.budgetsByPrincipal.get(principal) ?? 0) + (this.budgetsInFlight.get(principal) ?? 0);
+  }
+
+  /** Which in-flight count `event` adds to while it is decided, if any. */
+  private inFlightCount(event: LedgerEvent): { readonly counts: Map<string, number>; readonly principal: string } | undefined {
+    if ((event.type === 'LedgerKeyReserved' || event.type === 'LedgerKeyTakenOver') && event.payload.principal !== undefined) {
+      return { counts: this.claimsInFlight, principal: event.payload.principal };
+    }
+    if (event.type === 'LedgerRateConsumed' && event.payload.principal !== undefined && !this.engine.state.budgets.has(event.payload.budgetKey)) {
+      return { counts: this.budgetsInFlight, principal: event.payload.principal };
+    }
+    return undefined;
+  }
+
   /** The fold's state (read only: the engine owns it). */
-  view(): { readonly keys: ReadonlyMap<string, KeyState>; readonly budgets: ReadonlyMap<string, BudgetState> } {
+  view(): {
+    readonly keys: ReadonlyMap<string, KeyState>;
+    readonly budgets: ReadonlyMap<string, BudgetState>;
+    readonly openKeysByPrincipal: ReadonlyMap<string, number>;
+    readonly budgetsByPrincipal: ReadonlyMap<string, number>;
+  } {
     return this.engine.state;
   }
 
   /** Signs `event` as the ledger service, appends it and answers with the fold's verdict on it. */
-  decide(event: LedgerEvent): Promise<Verdict> {
-    return this.engine.decide(signEvent(event, this.signingKey));
+  async decide(event: LedgerEvent): Promise<Verdict> {
+    const counted = this.inFlightCount(event);
+    if (counted === undefined) return this.engine.decide(signEvent(event, this.signingKey));
+    const { counts, principal } = counted;
+    counts.set(principal, (counts.get(principal) ?? 0) + 1);
+    try {
+      return await this.engine.decide(signEvent(event, this.signingKey));
+    } finally {
+      const left = (counts.get(principal) ?? 1) - 1;
+      if (left > 0) counts.set(principal, left);
+      else counts.delete(principal);
+    }
   }
 
   status(): LedgerStatus {

@@ -1,9 +1,15 @@
-import { type LedgerEvent, type KeyState, type Verdict } from '@gatehouse/ledger';
+import { type BudgetState, type LedgerEvent, type KeyState, type Verdict } from '@gatehouse/ledger';
 
 /** What the use cases need from the ledger: the folded state of a key, and a decision on an event. */
 export interface LedgerPort {
   /** The key's state as this replica's fold has applied it (it may lag the log, never lead it). */
   key(key: string): KeyState | undefined;
+  /** A budget's state as the fold has applied it. */
+  budget(budgetKey: string): BudgetState | undefined;
+  /** Keys `principal` holds pending or left ambiguous, its claims still being decided included. */
+  openKeys(principal: string): number;
+  /** Budgets `principal` created, its requests that would create one still being decided included. */
+  budgetsOf(principal: string): number;
   /**
    * Appends `event`, waits until the fold has applied its offset and returns the fold's verdict
    * on it. Throws LEDGER.UNAVAILABLE when that cannot be confirmed within the deadline.

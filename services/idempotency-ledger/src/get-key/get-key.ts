@@ -1,15 +1,24 @@
 import { type JsonValue } from '@gatehouse/contracts';
+import { ledgerKeyOf } from '@gatehouse/ledger';
 import { schemaIdent } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { z } from 'zod';
+import { type Caller, TenantName } from '../auth/agent-auth.js';
 import { ok, type Outcome, refused } from '../errors.js';
 import { LedgerKeyField } from '../http/request-fields.js';
 
 export const KeyParams = z.object({ key: LedgerKeyField });
 
+/** `?tenant=`: which of the caller's tenants (optional for an agent bound to one). */
+export const KeyQuery = z.object({ tenant: TenantName.optional() });
+
 /** A key as the projection has it. Lease tokens are never shown: they are the holder's capability. */
 export interface KeyView {
+  /** The caller's key, as asked for. */
   readonly key: string;
+  readonly tenant: string;
+  /** The key as the ledger stores it (what an operator's resolution names). */
+  readonly ledgerKey: string;
   readonly status: 'pending' | 'completed' | 'ambiguous';
   readonly connectorId: string;
   readonly holder?: string;
@@ -40,8 +49,9 @@ interface KeyRecord {
   last_offset: string;
 }
 
-/** Reads one key from the projection in `schema`; LEDGER.KEY_NOT_FOUND when it has no row. */
-export async function readKey(manager: EntityManager, schema: string, key: string): Promise<Outcome<KeyView>> {
+/** Reads the caller's `clientKey` of its tenant from the projection in `schema`; LEDGER.KEY_NOT_FOUND when it has no row. */
+export async function readKey(manager: EntityManager, schema: string, caller: Caller, clientKey: string): Promise<Outcome<KeyView>> {
+  const key = ledgerKeyOf(caller.tenant, clientKey);
   const rows: KeyRecord[] = await manager.query(
     `SELECT key, status, connector_id, holder, result, result IS NULL AS no_result, ambiguous, reserved_at, pending_ttl_ms,
             completed_at, ambiguous_since, partition, last_offset
@@ -51,7 +61,9 @@ export async function readKey(manager: EntityManager, schema: string, key: strin
   const row = rows[0];
   if (!row) return refused('LEDGER.KEY_NOT_FOUND');
   return ok({
-    key: row.key,
+    key: clientKey,
+    tenant: caller.tenant,
+    ledgerKey: row.key,
     status: row.status,
     connectorId: row.connector_id,
     ...(row.holder === null ? {} : { holder: row.holder }),

@@ -76,6 +76,10 @@ describe('status mapping at the edge', () => {
     const expected: Record<LedgerCode, number> = {
       'LEDGER.INVALID_REQUEST': 400,
       'LEDGER.UNAUTHORIZED': 401,
+      'LEDGER.UNAUTHENTICATED': 401,
+      'LEDGER.FORBIDDEN': 403,
+      'LEDGER.PENDING_LIMIT': 429,
+      'LEDGER.BUDGET_LIMIT': 429,
       'LEDGER.KEY_NOT_FOUND': 404,
       'LEDGER.KEY_HELD': 409,
       'LEDGER.KEY_COMPLETED': 409,
@@ -108,6 +112,10 @@ describe('status mapping at the edge', () => {
       body: { code: 'LEDGER.UNAVAILABLE', message: expect.any(String), retryable: true, details: { reason: 'fold-deadline' } },
     });
     expect(errorResponse(new LedgerError('LEDGER.UNAUTHORIZED')).headers).toEqual({ 'www-authenticate': 'Bearer' });
+    expect(errorResponse(new LedgerError('LEDGER.UNAUTHENTICATED')).headers).toEqual({ 'www-authenticate': 'Bearer' });
+    // A bound frees up as the caller's keys complete; who the caller is does not change by retrying.
+    expect(errorResponse(new LedgerError('LEDGER.PENDING_LIMIT')).body.retryable).toBe(true);
+    expect(errorResponse(new LedgerError('LEDGER.FORBIDDEN')).body.retryable).toBe(false);
   });
 
   it('maps other coded errors by category, framework errors by status with a static text, anything else to 500', () => {

@@ -8,6 +8,10 @@ export type { ErrorBody } from '@gatehouse/service-runtime';
 export const STATUS_BY_CODE: Readonly<Record<LedgerCode, number>> = {
   'LEDGER.INVALID_REQUEST': 400,
   'LEDGER.UNAUTHORIZED': 401,
+  'LEDGER.UNAUTHENTICATED': 401,
+  'LEDGER.FORBIDDEN': 403,
+  'LEDGER.PENDING_LIMIT': 429,
+  'LEDGER.BUDGET_LIMIT': 429,
   'LEDGER.KEY_NOT_FOUND': 404,
   'LEDGER.KEY_HELD': 409,
   'LEDGER.KEY_COMPLETED': 409,

@@ -1,7 +1,10 @@
 import { type JsonValue } from '@gatehouse/contracts';
 import { z } from 'zod';
 
-/** An idempotency or budget key: the caller's hex sha-256 over its scope (tenant, connector, business key). */
+/**
+ * An idempotency or budget key as the caller names it: a hex sha-256 (the guard hashes tenant,
+ * connector and business key). The ledger stores it scoped by the caller's tenant (`ledgerKeyOf`).
+ */
 export const LedgerKeyField = z.string().regex(/^[\da-f]{64}$/, 'must be a hex sha-256 (64 lower-case hex digits)');
 
 /** A lease token handed out with a reservation. */

@@ -1,7 +1,9 @@
-import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Inject, Post } from '@nestjs/common';
 import { type Clock, type LedgerPort } from '../engine/ledger-port.js';
-import { parseRequest } from '../http/parse-request.js';
-import { LEDGER_CLOCK, LEDGER_ENGINE } from '../tokens.js';
+import { answer } from '../errors.js';
+import { agentRequest } from '../http/agent-request.js';
+import { type LedgerOptions } from '../ledger-config.js';
+import { LEDGER_CLOCK, LEDGER_ENGINE, LEDGER_OPTIONS } from '../tokens.js';
 import { reserveKey, type ReserveKeyAnswer, ReserveKeyRequest } from './reserve-key.js';
 
 @Controller('v1/idempotency/reservations')
@@ -9,12 +11,14 @@ export class ReserveKeyController {
   constructor(
     @Inject(LEDGER_ENGINE) private readonly ledger: LedgerPort,
     @Inject(LEDGER_CLOCK) private readonly clock: Clock,
+    @Inject(LEDGER_OPTIONS) private readonly options: LedgerOptions,
   ) {}
 
-  /** 200 reserved | completed | pending | ambiguous. */
+  /** Agents: 200 reserved | completed | pending | ambiguous; 401, 403 another tenant, 429 LEDGER.PENDING_LIMIT. */
   @Post()
   @HttpCode(200)
-  reserve(@Body() body: unknown): Promise<ReserveKeyAnswer> {
-    return reserveKey(this.ledger, parseRequest(ReserveKeyRequest, body), this.clock);
+  async reserve(@Headers('authorization') authorization: string | undefined, @Body() body: unknown): Promise<ReserveKeyAnswer> {
+    const { caller, request } = agentRequest(this.options.agents, authorization, ReserveKeyRequest, body);
+    return answer(await reserveKey(this.ledger, caller, request, { clock: this.clock, maxPendingKeys: this.options.maxPendingKeys }));
   }
 }

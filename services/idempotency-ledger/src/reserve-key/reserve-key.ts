@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createEvent, type JsonValue, LedgerKeyReservedV1, LedgerKeyTakenOverV1 } from '@gatehouse/contracts';
-import { isStale, type KeyState } from '@gatehouse/ledger';
+import { isStale, type KeyState, ledgerKeyOf } from '@gatehouse/ledger';
 import { z } from 'zod';
+import { type Caller, TenantName } from '../auth/agent-auth.js';
 import { type Clock, type LedgerPort } from '../engine/ledger-port.js';
+import { ok, type Outcome, refused } from '../errors.js';
 import { IdentifierField, LedgerKeyField } from '../http/request-fields.js';
 import { ledgerMeta } from '../ledger-events.js';
 
@@ -10,6 +12,8 @@ import { ledgerMeta } from '../ledger-events.js';
 const MAX_PENDING_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export const ReserveKeyRequest = z.object({
+  /** Which of the caller's tenants (optional for an agent bound to one). */
+  tenant: TenantName.optional(),
   key: LedgerKeyField,
   connectorId: IdentifierField,
   holder: IdentifierField,
@@ -51,29 +55,42 @@ export function answerFromState(current: KeyState | undefined, now: number): Res
   }
 }
 
+/** What a reservation is decided with besides the request: the clock, and the caller's bound. */
+export interface ReserveContext {
+  readonly clock: Clock;
+  /** Most keys one principal may hold pending or ambiguous. */
+  readonly maxPendingKeys: number;
+}
+
+/** Whether appending a claim on `current` for `principal` would add to the keys it holds. */
+const addsToHeld = (current: KeyState | undefined, principal: string) => current?.status !== 'pending' || current.principal !== principal;
+
 /**
- * Reserves a key, or says who has it and what they recorded. A free key gets a
- * LedgerKeyReserved, a stale pending one a LedgerKeyTakenOver; either way the caller holds the
- * key only when the fold accepted its own event. When another writer's event came first, the
- * state the fold reached answers instead.
+ * Reserves a key of the caller's tenant, or says who has it and what they recorded. A free key
+ * gets a LedgerKeyReserved, a stale pending one a LedgerKeyTakenOver; either way the caller holds
+ * the key only when the fold accepted its own event. When another writer's event came first, the
+ * state the fold reached answers instead. A caller holding `maxPendingKeys` already is refused
+ * (LEDGER.PENDING_LIMIT) before anything is appended; answers that need no append still come.
  */
-export async function reserveKey(ledger: LedgerPort, request: ReserveKeyRequest, clock: Clock): Promise<ReserveKeyAnswer> {
+export async function reserveKey(ledger: LedgerPort, caller: Caller, request: ReserveKeyRequest, context: ReserveContext): Promise<Outcome<ReserveKeyAnswer>> {
+  const key = ledgerKeyOf(caller.tenant, request.key);
   for (let attempt = 0; attempt < MAX_APPENDS; attempt += 1) {
-    const current = ledger.key(request.key);
-    const known = answerFromState(current, clock.now());
-    if (known) return known;
+    const current = ledger.key(key);
+    const known = answerFromState(current, context.clock.now());
+    if (known) return ok(known);
+    if (addsToHeld(current, caller.principal) && ledger.openKeys(caller.principal) >= context.maxPendingKeys) return refused('LEDGER.PENDING_LIMIT');
     const leaseToken = randomUUID();
-    const meta = ledgerMeta(request.key);
-    const { key, connectorId, holder, pendingTtlMs } = request;
+    const meta = ledgerMeta(key, caller.tenant);
+    const { connectorId, holder, pendingTtlMs } = request;
+    const principal = caller.principal;
     const event =
       current?.status === 'pending'
-        ? createEvent(LedgerKeyTakenOverV1, meta, { key, previousLeaseToken: current.leaseToken, leaseToken, holder, pendingTtlMs })
-        : createEvent(LedgerKeyReservedV1, meta, { key, connectorId, leaseToken, holder, pendingTtlMs });
+        ? createEvent(LedgerKeyTakenOverV1, meta, { key, previousLeaseToken: current.leaseToken, leaseToken, holder, pendingTtlMs, principal })
+        : createEvent(LedgerKeyReservedV1, meta, { key, connectorId, leaseToken, holder, pendingTtlMs, principal });
     const verdict = await ledger.decide(event);
-    if (verdict.kind === 'accepted') return { status: 'reserved', leaseToken, takenOver: event.type === 'LedgerKeyTakenOver' };
+    if (verdict.kind === 'accepted') return ok({ status: 'reserved', leaseToken, takenOver: event.type === 'LedgerKeyTakenOver' });
     // Our clock ran ahead of the broker's: not stale by log time yet, so asking again now is pointless.
     if (verdict.kind === 'rejected' && verdict.reason === 'not-stale') break;
   }
-  const settled = ledger.key(request.key);
-  return answerFromState(settled, clock.now()) ?? { status: 'pending', retryAfterMs: MAX_RETRY_AFTER_MS };
+  return ok(answerFromState(ledger.key(key), context.clock.now()) ?? { status: 'pending', retryAfterMs: MAX_RETRY_AFTER_MS });
 }

@@ -1,4 +1,4 @@
-import { applyLedgerEvent, createLedgerState, type KeyState, type LedgerEvent, type LedgerState, type Verdict } from '@gatehouse/ledger';
+import { applyLedgerEvent, type BudgetState, createLedgerState, type KeyState, type LedgerEvent, type LedgerState, type Verdict } from '@gatehouse/ledger';
 import { type Clock, type LedgerPort } from '../engine/ledger-port.js';
 
 /**
@@ -20,6 +20,19 @@ export class InMemoryLedger implements LedgerPort, Clock {
 
   key(key: string): KeyState | undefined {
     return this.state.keys.get(key);
+  }
+
+  budget(budgetKey: string): BudgetState | undefined {
+    return this.state.budgets.get(budgetKey);
+  }
+
+  // `decide` applies at once: nothing is ever in flight here.
+  openKeys(principal: string): number {
+    return this.state.openKeysByPrincipal.get(principal) ?? 0;
+  }
+
+  budgetsOf(principal: string): number {
+    return this.state.budgetsByPrincipal.get(principal) ?? 0;
   }
 
   /** Applies an event as if another writer had appended it. */
