@@ -74,6 +74,7 @@ describe('gatehouse policy on local files', () => {
 });
 
 let namespace = '';
+const RECORDER_KEYS: Record<string, string> = { support: `pk_${randomUUID()}`, intern: `pk_${randomUUID()}` };
 
 describe('gatehouse policy against the policy service', () => {
   beforeAll(async () => {
@@ -83,7 +84,10 @@ describe('gatehouse policy against the policy service', () => {
     const port = await freePort();
     const apiKey = `pk_${randomUUID()}`;
     process.env['GATEHOUSE_POLICY_API_KEY'] = apiKey;
-    const operators = JSON.stringify([{ id: 'user:ops', role: 'policy-admin', apiKeySha256: createHash('sha256').update(apiKey).digest('hex'), policySets: '*', publish: true }]);
+    const digest = (key: string) => createHash('sha256').update(key).digest('hex');
+    // Decisions are recorded as the operator asking (its role), so one recording operator per role.
+    const recorders = Object.entries(RECORDER_KEYS).map(([role, key]) => ({ id: `user:${role}`, role, apiKeySha256: digest(key), policySets: ['refunds'], tenants: ['acme'], agent: 'support-bot' }));
+    const operators = JSON.stringify([{ id: 'user:ops', role: 'policy-admin', apiKeySha256: digest(apiKey), policySets: '*', publish: true }, ...recorders]);
     service = spawn(process.execPath, [path.resolve(import.meta.dirname, '../../services/policy/dist/main.js')], {
       env: { ...process.env, ...keys.env, GATEHOUSE_PORT: String(port), GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_POLICY_OPERATORS: operators },
       stdio: 'ignore',
@@ -118,8 +122,8 @@ describe('gatehouse policy against the policy service', () => {
     const evaluate = async (role: string, tool: string, amount: number) => {
       const response = await fetch(`${url}/v1/policy-sets/refunds/evaluate`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${process.env['GATEHOUSE_POLICY_API_KEY'] ?? ''}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ identity: { agent: 'support-bot', tenant: 'acme', actor: { id: `user:${role}`, role } }, call: { tool }, input: { amount } }),
+        headers: { authorization: `Bearer ${RECORDER_KEYS[role] ?? ''}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ identity: { tenant: 'acme' }, call: { tool }, input: { amount } }),
       });
       expect(response.status).toBe(200);
       return ((await response.json()) as { effect: string }).effect;

@@ -11,7 +11,8 @@ import { freePort, killAll, startService } from '../src/support/processes.js';
 // The policy service SIGKILLed while operators publish bundle versions and agents ask it for
 // decisions, then started again on the same database schema, topics and port.
 const operatorKey = `pk_${randomUUID()}`;
-const operators = JSON.stringify([{ id: 'user:ops', role: 'policy-admin', apiKeySha256: createHash('sha256').update(operatorKey).digest('hex'), policySets: '*', publish: true }]);
+// It publishes, and records the decisions it asks for in tenant acme.
+const operators = JSON.stringify([{ id: 'user:ops', role: 'policy-admin', apiKeySha256: createHash('sha256').update(operatorKey).digest('hex'), policySets: '*', publish: true, tenants: ['acme'] }]);
 const headers = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' };
 const SETS = ['refunds', 'shipping', 'exports'];
 

@@ -31,14 +31,17 @@ const CODES = /^(POLICY|HTTP|GATEKEEPER)\.[A-Z_]+$/;
 const SET = 'refunds';
 const adminKey = `pk_${randomUUID()}`;
 const readerKey = `pk_${randomUUID()}`;
+const botKey = `pk_${randomUUID()}`;
 const digest = (key: string) => createHash('sha256').update(key).digest('hex');
 const operators = JSON.stringify([
   { id: 'op:ada', role: 'policy-admin', apiKeySha256: digest(adminKey), policySets: '*', publish: true },
   { id: 'op:rex', role: 'policy-reader', apiKeySha256: digest(readerKey), policySets: [SET], publish: false },
+  // The one that may record (evaluate), in one tenant; the other two are read-only there (403).
+  { id: 'agent:refund-bot', role: 'support', apiKeySha256: digest(botKey), policySets: [SET], tenants: ['acme'], agent: 'refund-bot', kind: 'agent' },
 ]);
 const admin = { authorization: `Bearer ${adminKey}` };
-// Both authenticate; the reader may not publish, nor touch any set but one.
-const credentials: Credentials = { valid: [`Bearer ${adminKey}`, `Bearer ${readerKey}`], material: { validKey: adminKey } };
+// All authenticate; the reader and the bot may not publish, nor touch any set but one; only the bot may evaluate.
+const credentials: Credentials = { valid: [`Bearer ${adminKey}`, `Bearer ${readerKey}`, `Bearer ${botKey}`], material: { validKey: adminKey } };
 
 let kafka: Kafka;
 let agentKafka: Kafka;
@@ -355,9 +358,10 @@ describe('policy evaluation requests under poison', () => {
       const decisions = got.filter((g) => !g.error && (JSON.parse(g.value) as { ok?: boolean }).ok !== false);
       expect(decisions).toEqual([]);
       for (const g of got.filter((x) => !x.error)) expect(JSON.parse(g.value)).toMatchObject({ ok: false, error: { code: expect.stringMatching(/^POLICY\./) } });
-      // Nothing went anywhere but the reply topic, and only the valid request was recorded as a decision.
+      // Nothing went anywhere but the reply topic; no decision was recorded, not even the valid
+      // request's (the asker over Kafka is not authenticated, so the service records nothing).
       const moved = appended(before.topics, await ends.of(['policies', 'audit', 'deadLetter', 'policyEvaluationReplies']));
-      expect({ policies: moved['policies'], audit: moved['audit'], deadLetter: moved['deadLetter'] }).toEqual({ policies: 0, audit: 1, deadLetter: 0 });
+      expect({ policies: moved['policies'], audit: moved['audit'], deadLetter: moved['deadLetter'] }).toEqual({ policies: 0, audit: 0, deadLetter: 0 });
       expect(moved['policyEvaluationReplies']).toBeGreaterThanOrEqual(addressed.length + 1);
       expect(await aliveAndHealthy(service)).toEqual({ exit: null, health: 200 });
     } finally {

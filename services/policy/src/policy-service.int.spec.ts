@@ -19,6 +19,11 @@ let schemaCount = 0;
 const admin = testOperator('user:ops', { publish: true });
 const reader = testOperator('user:auditor');
 const other = testOperator('user:other-team', { policySets: ['shipping'], publish: true });
+// An agent runtime not written in TypeScript, recording its decisions in one tenant as itself.
+const recorder = testOperator('agent:refund-bot', { role: 'support', tenants: ['acme'], agent: 'refund-bot', kind: 'agent' });
+// A platform operator recording for two tenants.
+const platform = testOperator('user:platform', { role: 'support', tenants: ['acme', 'globex'] });
+const OPERATORS = [admin, reader, other, recorder, platform];
 
 beforeAll(async () => {
   kafka = testKafka('policy-service-int-spec');
@@ -36,7 +41,7 @@ afterAll(async () => {
 async function boot(kafkaEvaluator = false): Promise<{ app: PolicyApp; namespace: string }> {
   schemaCount += 1;
   const namespace = await provisionedNamespace(kafka);
-  const app = await startPolicyApp({ namespace, databaseUrl: database.url, schema: `policy_t${schemaCount}`, operators: [admin, reader, other], kafkaEvaluator });
+  const app = await startPolicyApp({ namespace, databaseUrl: database.url, schema: `policy_t${schemaCount}`, operators: OPERATORS, kafkaEvaluator });
   running.push(app);
   return { app, namespace };
 }
@@ -101,7 +106,7 @@ describe('policy service', () => {
   it('answers 409 POLICY.CONFLICT to the later of two publications racing for a revision, on two replicas that agree', async () => {
     const { app: first, namespace } = await boot();
     schemaCount += 1;
-    const second = await startPolicyApp({ namespace, databaseUrl: database.url, schema: `policy_t${schemaCount}`, operators: [admin, reader, other] });
+    const second = await startPolicyApp({ namespace, databaseUrl: database.url, schema: `policy_t${schemaCount}`, operators: OPERATORS });
     running.push(second);
     expect((await first.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin))).status).toBe(201);
     await waitFor(() => (second.engine.current('refunds')?.revision === 1 ? true : undefined), { what: 'the second replica folding revision 1' });
@@ -184,20 +189,20 @@ describe('policy service', () => {
     };
     expect(await audit()).toEqual([]);
 
-    const evaluated = await app.post('/v1/policy-sets/refunds/evaluate', { ...call, input: { amount: 900 } }, bearer(reader));
-    expect(evaluated.body).toMatchObject({ effect: 'deny', bundle: { policySetId: 'refunds', revision: 2 }, decisionId: expect.any(String) });
+    const evaluated = await app.post('/v1/policy-sets/refunds/evaluate', { ...call, input: { amount: 900 } }, bearer(recorder));
+    expect(evaluated.body).toMatchObject({ effect: 'deny', bundle: { policySetId: 'refunds', revision: 2 }, decisionId: expect.any(String), recorded: true });
     const recorded = await waitFor(async () => {
       const found = await audit();
       return found.length === 1 ? found : undefined;
     }, { what: 'the decision record' });
-    expect(recorded[0]?.payload).toMatchObject({ boundary: 'policy', outcome: 'denied', code: 'POLICY.DENY', toolId: 'payments.refund', agentId: 'refund-bot', policy: { bundleId: 'refunds', revision: 2, ruleId: 'denyWhen' } });
-    expect(recorded[0]?.correlationId).toBe('run-7');
+    expect(recorded[0]?.payload).toMatchObject({ decisionId: evaluated.body['decisionId'], boundary: 'policy', outcome: 'denied', code: 'POLICY.DENY', toolId: 'payments.refund', agentId: 'refund-bot', policy: { bundleId: 'refunds', revision: 2, ruleId: 'denyWhen' } });
+    expect(recorded[0]?.tenant).toBe('acme');
     expect(JSON.stringify(recorded)).not.toContain('900');
-    expect((await app.post('/v1/policy-sets/refunds/evaluate', { ...call, input: { amount: 1 }, identity: { ...call.identity, actor: { id: 'x' } } }, bearer(reader))).status).toBe(400);
+    expect((await app.post('/v1/policy-sets/refunds/evaluate', { ...call, input: { amount: 1 }, identity: { ...call.identity, actor: { id: 'x' } } }, bearer(recorder))).status).toBe(400);
     expect((await app.post('/v1/policy-sets/shipping/simulate', call, bearer(reader))).status).toBe(404);
   });
 
-  it('evaluates over Kafka request/reply for agents not written in TypeScript, recording the decision as over REST', async () => {
+  it('answers over Kafka request/reply for agents not written in TypeScript, and records none of it: the asker is not authenticated', async () => {
     const { app, namespace } = await boot(true);
     await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin));
     // The "agent": any Kafka client speaking NestJS's request/reply headers, here NestJS's own, as the agent principal.
@@ -211,18 +216,81 @@ describe('policy service', () => {
     client.subscribeToResponseOf(topic);
     await client.connect();
     running.push({ close: () => client.close() });
+    // It claims a tenant, a run and an actor it could not prove.
     const ask = (amount: number, extra: object = {}) =>
-      firstValueFrom(client.send<{ ok: boolean; decision?: { effect: string; bundle: { revision: number } }; error?: { code: string } }>(topic, { policySetId: 'refunds', identity: { agent: 'legacy-bot', runId: 'run-k', actor: { id: 'user:olga', role: 'support' } }, call: { tool: 'payments.refund' }, input: { amount }, ...extra }));
-    expect(await ask(500)).toMatchObject({ ok: true, decision: { effect: 'deny', bundle: { revision: 1 } } });
-    expect(await ask(50)).toMatchObject({ ok: true, decision: { effect: 'allow' } });
+      firstValueFrom(client.send<{ ok: boolean; decision?: { effect: string; bundle: { revision: number }; recorded: boolean; decisionId: string }; error?: { code: string } }>(topic, { policySetId: 'refunds', identity: { agent: 'legacy-bot', tenant: 'globex', runId: 'run-k', actor: { id: 'user:olga', role: 'support' } }, call: { tool: 'payments.refund' }, input: { amount }, ...extra }));
+    expect(await ask(500)).toMatchObject({ ok: true, decision: { effect: 'deny', bundle: { revision: 1 }, recorded: false, decisionId: expect.any(String) } });
+    expect(await ask(50)).toMatchObject({ ok: true, decision: { effect: 'allow', recorded: false } });
     expect(await ask(1, { policySetId: 'shipping' })).toEqual({ ok: false, error: { code: 'POLICY.NOT_FOUND', message: expect.any(String) } });
     expect(await ask(1, { input: undefined })).toMatchObject({ ok: false, error: { code: 'POLICY.INVALID_REQUEST' } });
-    const recorded = await waitFor(async () => {
-      const found: TopicEvent<'audit'>[] = [];
-      await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void found.push(r.event) });
-      const mine = found.filter((e) => e.payload.boundary === 'policy' && e.payload.agentId === 'legacy-bot');
-      return mine.length === 2 ? mine : undefined;
-    }, { what: 'both decisions recorded' });
-    expect(recorded.map((e) => e.payload.code).sort()).toEqual(['POLICY.ALLOW', 'POLICY.DENY']);
+    // The replies came after every decision was made: had one been recorded, it would be on the log by now.
+    const found: TopicEvent<'audit'>[] = [];
+    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void found.push(r.event) });
+    expect(found.filter((e) => e.payload.boundary === 'policy')).toEqual([]);
+  });
+});
+
+describe('recording decisions as the caller, never as the body says (issue 15, attack 5)', () => {
+  const call = { identity: { tenant: 'acme' }, call: { tool: 'payments.refund' }, input: { amount: 50 } };
+  const policyRecords = async (namespace: string) => {
+    const found: TopicEvent<'audit'>[] = [];
+    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void found.push(r.event) });
+    return found.filter((e) => e.payload.boundary === 'policy');
+  };
+  /** Records one decision as `recorder` and waits for it: a marker that everything answered before it is on the log too. */
+  const marker = async (app: PolicyApp, namespace: string) => {
+    const answer = await app.post<{ decisionId: string }>('/v1/policy-sets/refunds/evaluate', call, bearer(recorder));
+    expect(answer.status).toBe(200);
+    return waitFor(async () => {
+      const records = await policyRecords(namespace);
+      return records.some((r) => r.payload.decisionId === answer.body.decisionId) ? records : undefined;
+    }, { what: 'the marker decision' });
+  };
+
+  it('refuses a read-only operator 403 on evaluate and records nothing; it may still simulate and explain', async () => {
+    const { app, namespace } = await boot();
+    await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin));
+    for (const operator of [reader, admin]) {
+      const refused = await app.post('/v1/policy-sets/refunds/evaluate', call, bearer(operator));
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ code: 'POLICY.FORBIDDEN', details: { reason: 'read-only' } });
+    }
+    expect((await app.post('/v1/policy-sets/refunds/simulate', { ...call, identity: { actor: { id: 'user:olga', role: 'support' } } }, bearer(reader))).body).toMatchObject({ effect: 'allow' });
+    expect((await app.post('/v1/policy-sets/refunds/explain', call, bearer(reader))).status).toBe(200);
+    const records = await marker(app, namespace);
+    expect(records).toHaveLength(1);
+  });
+
+  it("refuses an operator 403 for another tenant's trail, and records for its own (the only one when none is named)", async () => {
+    const { app, namespace } = await boot();
+    await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin));
+    const foreign = await app.post('/v1/policy-sets/refunds/evaluate', { ...call, identity: { tenant: 'globex' } }, bearer(recorder));
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toMatchObject({ code: 'POLICY.FORBIDDEN', details: { reason: 'foreign-tenant' } });
+    expect(JSON.stringify(foreign.body)).not.toContain('globex');
+    // An operator of several tenants names one; an operator of one may leave it out.
+    expect((await app.post('/v1/policy-sets/refunds/evaluate', { ...call, identity: {} }, bearer(platform))).body).toMatchObject({ code: 'POLICY.INVALID_REQUEST' });
+    const globex = await app.post<{ decisionId: string }>('/v1/policy-sets/refunds/evaluate', { ...call, identity: { tenant: 'globex' } }, bearer(platform));
+    const implicit = await app.post<{ decisionId: string }>('/v1/policy-sets/refunds/evaluate', { ...call, identity: {} }, bearer(recorder));
+    const records = await marker(app, namespace);
+    // Three: the two above and the marker; none for the refused requests.
+    expect(records).toHaveLength(3);
+    const tenants = new Map(records.map((r) => [r.payload.decisionId, r.tenant]));
+    expect([tenants.get(globex.body.decisionId), tenants.get(implicit.body.decisionId)]).toEqual(['globex', 'acme']);
+  });
+
+  it("decides and records as the caller: the body's actor, agent and run are not what is decided on or recorded", async () => {
+    const { app, namespace } = await boot();
+    await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin));
+    // The body claims an intern (who may not refund) in somebody else's run; the caller is support.
+    const claimed = { agent: 'other-bot', tenant: 'acme', runId: 'run-victim', actor: { id: 'user:ceo', role: 'intern' } };
+    const answer = await app.post<{ effect: string; decisionId: string; recordedAs: unknown }>('/v1/policy-sets/refunds/evaluate', { ...call, identity: claimed }, bearer(recorder));
+    expect(answer.body).toMatchObject({ effect: 'allow', recordedAs: { tenant: 'acme', actor: { id: 'agent:refund-bot', role: 'support', kind: 'agent' }, agentId: 'refund-bot' } });
+    const records = await marker(app, namespace);
+    const record = records.find((r) => r.payload.decisionId === answer.body.decisionId);
+    expect(record).toMatchObject({ source: 'service:policy', tenant: 'acme', subject: answer.body.decisionId, payload: { actor: { id: 'agent:refund-bot', role: 'support', kind: 'agent' }, agentId: 'refund-bot', outcome: 'allowed' } });
+    expect(record?.correlationId).toBeUndefined();
+    expect(record?.payload.runId).toBeUndefined();
+    for (const value of ['other-bot', 'run-victim', 'user:ceo', 'intern']) expect(JSON.stringify(records)).not.toContain(value);
   });
 });

@@ -63,9 +63,11 @@ class EvaluatorServer extends ServerKafka {
  * `evaluate` over Kafka request/reply, through @nestjs/microservices' Kafka transport, for agents
  * not written in TypeScript: a request on `gatehouse.policy-evaluations.v1` carrying the headers
  * `kafka_correlationId`, `kafka_replyTopic` (`gatehouse.policy-evaluations.v1.reply`) and
- * `kafka_replyPartition` gets its reply there with the same correlation id. The decision is made
- * and recorded exactly as over REST. Who may ask is the broker's business: only principals with
- * WRITE on the requests topic (agents) can.
+ * `kafka_replyPartition` gets its reply there with the same correlation id. Who may ask is the
+ * broker's business: only principals with WRITE on the requests topic (agents) can. Who asked,
+ * the service cannot tell (a record does not carry its writer), so the identity in a request is
+ * an unauthenticated claim: the decision is made on it and recorded nowhere (`answer`, the
+ * reply says `recorded: false`), never written to the audit trail as the service's own.
  */
 export class PolicyKafkaEvaluator {
   private readonly server: ServerKafka;
@@ -110,7 +112,7 @@ export class PolicyKafkaEvaluator {
       const parsed = KafkaEvaluateRequest.safeParse(data);
       if (!parsed.success) throw new PolicyError('POLICY.INVALID_REQUEST', { fields: parsed.error.issues.map((i) => ({ field: i.path.map(String).join('.') || '(body)', problem: i.message })) });
       const { policySetId, ...request } = parsed.data;
-      reply = { ok: true, decision: await this.decisions.evaluate(policySetId, request) };
+      reply = { ok: true, decision: this.decisions.answer(policySetId, request) };
     } catch (error) {
       const known = error instanceof GatehouseError;
       reply = { ok: false, error: { code: known ? error.code : 'POLICY.INTERNAL', message: known ? error.message : 'the policy service failed' } };

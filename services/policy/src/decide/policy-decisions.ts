@@ -5,11 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { POLICY_SOURCE, type PolicyEngine } from '../engine/policy-engine.js';
 import { PolicyError } from '../errors.js';
+import { type Attribution, attributedIdentity } from './attribution.js';
 
 /**
- * A decision request: the trusted identity and call come from the authenticated caller (an agent
- * runtime not written in TypeScript, or an operator trying things), the input is the untrusted
- * tool arguments; `revision` picks a published version (default the newest).
+ * A decision request: the identity and call to decide on, the input (the untrusted tool
+ * arguments); `revision` picks a published version (default the newest). `simulate` and
+ * `explain` decide on the identity as given (they record nothing); `evaluate` records, so its
+ * identity comes from the authenticated caller instead (`attribute`), the body's only as far as
+ * its tenant is one of the caller's.
  */
 export const DecideRequest = z.strictObject({
   identity: z.strictObject({
@@ -64,26 +67,25 @@ export class PolicyDecisions {
 
   /**
    * The decision, made as the guard library makes it and recorded the same way: a
-   * `DecisionRecorded` on the audit topic carrying the bundle version. A decision that cannot be
-   * recorded is not handed out (fail closed).
+   * `DecisionRecorded` on the audit topic carrying the bundle version, in the attribution's tenant
+   * and as its actor (`attribute`: the authenticated operator, never the body). A decision that
+   * cannot be recorded is not handed out (fail closed).
    */
-  async evaluate(policySetId: string, request: DecideRequest): Promise<GatekeeperDecision & { decisionId: string }> {
-    const ctx = PolicyDecisions.context(request);
+  async evaluate(policySetId: string, request: DecideRequest, attribution: Attribution): Promise<RecordedDecision> {
+    const ctx: GatekeeperContext = { identity: attributedIdentity(attribution, request.identity), call: request.call, input: request.input };
     const decision = this.gatekeeper(policySetId, request.revision).evaluate(ctx);
     const decisionId = randomUUID();
-    const { identity } = ctx;
     const event = createEvent(
       DecisionRecordedV1,
-      { source: POLICY_SOURCE, tenant: identity.tenant ?? 'default', subject: identity.runId ?? decisionId, ...(identity.runId !== undefined && { correlationId: identity.runId }) },
+      { source: POLICY_SOURCE, tenant: attribution.tenant, subject: decisionId },
       {
         decisionId,
         boundary: 'policy',
         outcome: decision.mode === 'audit' ? 'observed' : OUTCOME[decision.effect],
         code: `POLICY.${decision.effect.toUpperCase().replace('-', '_')}`,
         reason: decision.reason.slice(0, 512),
-        ...(identity.actor && { actor: { ...identity.actor, kind: 'human' as const } }),
-        ...(identity.agent && { agentId: identity.agent }),
-        ...(identity.runId && { runId: identity.runId }),
+        actor: attribution.actor,
+        ...(attribution.agentId !== undefined && { agentId: attribution.agentId }),
         toolId: ctx.call.tool,
         policy: { bundleId: decision.bundle.policySetId, revision: decision.bundle.revision ?? 0, ...(decision.ruleId && { ruleId: decision.ruleId }) },
         redactedPaths: [],
@@ -91,6 +93,24 @@ export class PolicyDecisions {
       },
     );
     await this.engine.record(event);
-    return { ...decision, decisionId };
+    return { ...decision, decisionId, recorded: true, recordedAs: attribution };
+  }
+
+  /**
+   * The decision for a request whose asker the service cannot authenticate (the Kafka
+   * request/reply transport: a record does not say which principal wrote it). Made on the
+   * identity the request claims, as the asker's own guard would, and recorded nowhere: the
+   * service never writes a decision attributed to itself on an unauthenticated claim. The asker
+   * records it as itself if it must (agents may append to the audit topic), with this decision id.
+   */
+  answer(policySetId: string, request: DecideRequest): UnrecordedDecision {
+    const decision = this.gatekeeper(policySetId, request.revision).evaluate(PolicyDecisions.context(request));
+    return { ...decision, decisionId: randomUUID(), recorded: false };
   }
 }
+
+/** An `evaluate` answer: the decision, its record's id, and whom it was recorded as. */
+export type RecordedDecision = GatekeeperDecision & { readonly decisionId: string; readonly recorded: true; readonly recordedAs: Attribution };
+
+/** A decision the service did not record (`answer`). */
+export type UnrecordedDecision = GatekeeperDecision & { readonly decisionId: string; readonly recorded: false };

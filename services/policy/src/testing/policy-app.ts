@@ -17,14 +17,31 @@ export interface TestOperator {
   readonly key: string;
   readonly policySets: '*' | readonly string[];
   readonly publish: boolean;
+  /** Default `policy-admin` for a publisher, `policy-reader` otherwise. */
+  readonly role?: string;
+  /** The tenants it may record decisions for (none: read-only). */
+  readonly tenants?: readonly string[];
+  readonly agent?: string;
+  readonly kind?: 'human' | 'service' | 'agent';
 }
 
-export function testOperator(id: string, scope: Partial<Pick<TestOperator, 'policySets' | 'publish'>> = {}): TestOperator {
-  return { id, key: `pk_${randomUUID()}`, policySets: scope.policySets ?? '*', publish: scope.publish ?? false };
+export function testOperator(id: string, scope: Partial<Omit<TestOperator, 'id' | 'key'>> = {}): TestOperator {
+  return { ...scope, id, key: `pk_${randomUUID()}`, policySets: scope.policySets ?? '*', publish: scope.publish ?? false };
 }
 
 export function operatorsJson(operators: readonly TestOperator[]): string {
-  return JSON.stringify(operators.map((o) => ({ id: o.id, role: o.publish ? 'policy-admin' : 'policy-reader', apiKeySha256: createHash('sha256').update(o.key).digest('hex'), policySets: o.policySets, publish: o.publish })));
+  return JSON.stringify(
+    operators.map((o) => ({
+      id: o.id,
+      role: o.role ?? (o.publish ? 'policy-admin' : 'policy-reader'),
+      apiKeySha256: createHash('sha256').update(o.key).digest('hex'),
+      policySets: o.policySets,
+      publish: o.publish,
+      ...(o.tenants && { tenants: o.tenants }),
+      ...(o.agent && { agent: o.agent }),
+      ...(o.kind && { kind: o.kind }),
+    })),
+  );
 }
 
 export const bearer = (operator: Pick<TestOperator, 'key'>) => ({ authorization: `Bearer ${operator.key}` });
