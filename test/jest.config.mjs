@@ -4,8 +4,9 @@ const base = createJestConfig(import.meta.dirname);
 
 // System tests: cross-service specs in src/, and the suites of the whole product (issue 9):
 // e2e/ (the demo's scenario as assertions), fault/ (broker and service failures), fuzz/
-// (malformed input at every REST endpoint and Kafka consumer), load/ (bounded load test).
+// (malformed input at every REST endpoint and Kafka consumer), load/ (bounded load test),
+// security/ (each attack of issue 15 as an attacker would run it).
 export default {
   ...base,
-  testMatch: ['<rootDir>/{src,e2e,fault,fuzz,load}/**/*.spec.ts'],
+  testMatch: ['<rootDir>/{src,e2e,fault,fuzz,load,security}/**/*.spec.ts'],
 };

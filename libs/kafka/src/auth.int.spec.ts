@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { topicName } from '@gatehouse/contracts';
 import { type Kafka, type Producer } from 'kafkajs';
 import { aclKey, DEFAULT_KAFKA_PRINCIPALS, desiredAcls, describeAllAcls, LEGACY_GROUP_PREFIXES, provisionAcls } from './acls.js';
-import { createKafkaClient, type KafkaLogSink } from './client.js';
+import { createKafkaClient } from './client.js';
 import { KAFKA_SASL_MECHANISM_ENV, kafkaConfigFromEnv, kafkaSasl } from './config.js';
 import { kafkaGroupId, kafkaTransactionalId } from './groups.js';
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Partitioners, ResourcePatternTypes } from './kafkajs.js';
 import { replayTopic } from './replay.js';
-import { kafkaUserEnv, provisionedNamespace, testKafka, waitFor } from './testing/index.js';
+import { joinGroupAs, provisionedNamespace, testKafka, transactAs, waitFor } from './testing/index.js';
 
 // Authentication and per-principal ACLs on the real broker the test run started (SASL/SCRAM,
 // StandardAuthorizer, `admin` the only super user). The scripts export the admin credentials;
@@ -147,65 +147,12 @@ describe('per-principal ACLs', () => {
   });
 });
 
-/**
- * kafkajs logs the broker's refusal of FindCoordinator but throws "coordinator not found" without
- * it; the refusals these tests expect, by the broker's message (kafkajs' error table).
- */
-const REFUSALS: Readonly<Record<string, string>> = {
-  'Not authorized to access group: Group authorization failed': 'GROUP_AUTHORIZATION_FAILED',
-  'Transactional Id authorization failed': 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
-};
-
-/** A client as `user` that collects the broker's refusals from the client's log. */
-function clientAs(user: string): { kafka: Kafka; refusal: () => string | undefined } {
-  const refusals: string[] = [];
-  const sink: KafkaLogSink = (_level, _message, extra) => {
-    const type = REFUSALS[String(extra['error'])];
-    if (type) refusals.push(type);
-  };
-  return { kafka: createKafkaClient(kafkaConfigFromEnv(`auth-${user}`, { ...process.env, ...kafkaUserEnv(user) }), sink), refusal: () => refusals[0] };
-}
-
-/** Joins `groupId` as `user`, reading `topic`: `joined`, or the broker's refusal. */
-async function joinAs(user: string, groupId: string, topic: string): Promise<string> {
-  const { kafka, refusal } = clientAs(user);
-  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 100, retry: { retries: 0, restartOnFailure: async () => false } });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: false });
-    let answer: string | undefined;
-    consumer.on(consumer.events.GROUP_JOIN, () => void (answer ??= 'joined'));
-    consumer.on(consumer.events.CRASH, ({ payload }) => void (answer ??= refusal() ?? `crashed: ${payload.error.name}`));
-    // run() settles once the first join succeeded or crashed (a crash is handled inside it).
-    await consumer.run({ eachMessage: async () => undefined });
-    return answer ?? 'neither joined nor refused';
-  } finally {
-    await consumer.disconnect();
-  }
-}
-
-/** Opens a transaction as `user` with `transactionalId` (finding its coordinator needs DESCRIBE, InitProducerId WRITE). */
-async function transactAs(user: string, transactionalId: string): Promise<string> {
-  const { kafka, refusal } = clientAs(user);
-  const producer = kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 1 } });
-  try {
-    await producer.connect();
-    const tx = await producer.transaction();
-    await tx.abort();
-    return 'transacted';
-  } catch (error) {
-    return refusal() ?? `failed: ${(error as Error).name}`;
-  } finally {
-    await producer.disconnect();
-  }
-}
-
 describe('consumer groups and transactional ids per principal', () => {
   const P = DEFAULT_KAFKA_PRINCIPALS;
 
   it("lets a principal join its own groups, and refuses it the policy evaluator's, another principal's and the old shared ones", async () => {
     const policies = topicName('policies', namespace);
-    expect(await joinAs(P.agent, kafkaGroupId(P.agent, `probe-${randomUUID()}`), policies)).toBe('joined');
+    expect(await joinGroupAs(P.agent, kafkaGroupId(P.agent, `probe-${randomUUID()}`), policies)).toBe('joined');
     for (const group of [
       // The policy service's evaluator group (Nest appends -server): an agent in it would be handed its partitions.
       kafkaGroupId(P.policy, `policy-evaluator-${namespace}-server`),
@@ -214,9 +161,9 @@ describe('consumer groups and transactional ids per principal', () => {
       `gatehouse-policy-evaluator-${namespace}-server`,
       `gatehouse-replay-${randomUUID()}`,
     ]) {
-      expect({ group, answer: await joinAs(P.agent, group, policies) }).toEqual({ group, answer: 'GROUP_AUTHORIZATION_FAILED' });
+      expect({ group, answer: await joinGroupAs(P.agent, group, policies) }).toEqual({ group, answer: 'GROUP_AUTHORIZATION_FAILED' });
     }
-    expect(await joinAs(P.policy, kafkaGroupId(P.agent, `replay-${randomUUID()}`), policies)).toBe('GROUP_AUTHORIZATION_FAILED');
+    expect(await joinGroupAs(P.policy, kafkaGroupId(P.agent, `replay-${randomUUID()}`), policies)).toBe('GROUP_AUTHORIZATION_FAILED');
   });
 
   it("lets a writer use its own transactional ids and refuses it another principal's", async () => {
@@ -238,14 +185,14 @@ describe('consumer groups and transactional ids per principal', () => {
     try {
       await client.createAcls({ acl: old });
       // As before the upgrade: the agent may join the evaluator's group.
-      await waitFor(async () => ((await joinAs(P.agent, evaluatorGroup, topicName('policies', namespace))) === 'joined' ? true : undefined), { what: 'the old grant taking effect' });
+      await waitFor(async () => ((await joinGroupAs(P.agent, evaluatorGroup, topicName('policies', namespace))) === 'joined' ? true : undefined), { what: 'the old grant taking effect' });
 
       const report = await provisionAcls(admin, { namespace });
       // At least these (a concurrent run on the shared broker may have left more of the old kind).
       expect(report.removed).toBeGreaterThanOrEqual(old.length);
       const held = new Set((await describeAllAcls(client)).map(aclKey));
       expect(old.filter((e) => held.has(aclKey(e)))).toEqual([]);
-      expect(await joinAs(P.agent, evaluatorGroup, topicName('policies', namespace))).toBe('GROUP_AUTHORIZATION_FAILED');
+      expect(await joinGroupAs(P.agent, evaluatorGroup, topicName('policies', namespace))).toBe('GROUP_AUTHORIZATION_FAILED');
       expect(await transactAs(P.agent, `${P.agent}-probe-${randomUUID()}`)).toBe('TRANSACTIONAL_ID_AUTHORIZATION_FAILED');
     } finally {
       await client.deleteAcls({ filters: old }).catch(() => undefined);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { type Kafka } from 'kafkajs';
 import { provisionAcls } from '../acls.js';
-import { createKafkaClient } from '../client.js';
+import { createKafkaClient, type KafkaLogSink } from '../client.js';
 import { KAFKA_PASSWORD_ENV, KAFKA_PASSWORD_FILE_ENV, KAFKA_SASL_MECHANISM_ENV, KAFKA_USERNAME_ENV, kafkaConfigFromEnv } from '../config.js';
 import { throwawayGroupId } from '../groups.js';
 import { provisionTopics } from '../provision.js';
@@ -90,4 +90,63 @@ export async function topicKeys(kafka: Kafka, topic: string): Promise<string[]> 
     await consumer.disconnect();
   }
   return keys;
+}
+
+/**
+ * kafkajs logs the broker's refusal of FindCoordinator but throws "coordinator not found" without
+ * it: the refusals `joinGroupAs` and `transactAs` report, by the broker's message (kafkajs' error table).
+ */
+const REFUSALS: Readonly<Record<string, string>> = {
+  'Not authorized to access group: Group authorization failed': 'GROUP_AUTHORIZATION_FAILED',
+  'Transactional Id authorization failed': 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+};
+
+/** A client as `user` that collects the broker's refusals from the client's log. */
+function refusalsClient(user: string): { kafka: Kafka; refusal: () => string | undefined } {
+  const refusals: string[] = [];
+  const sink: KafkaLogSink = (_level, _message, extra) => {
+    const type = REFUSALS[String(extra['error'])];
+    if (type) refusals.push(type);
+  };
+  return { kafka: createKafkaClient(kafkaConfigFromEnv(`probe-${user}`, { ...process.env, ...kafkaUserEnv(user) }), sink), refusal: () => refusals[0] };
+}
+
+/**
+ * Tries to join consumer group `groupId` as `user`, subscribed to `topic` (as an attacker would):
+ * `joined`, or the broker's refusal (`GROUP_AUTHORIZATION_FAILED`). Leaves the group at once.
+ */
+export async function joinGroupAs(user: string, groupId: string, topic: string): Promise<string> {
+  const { kafka, refusal } = refusalsClient(user);
+  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 100, retry: { retries: 0, restartOnFailure: async () => false } });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: false });
+    let answer: string | undefined;
+    consumer.on(consumer.events.GROUP_JOIN, () => void (answer ??= 'joined'));
+    consumer.on(consumer.events.CRASH, ({ payload }) => void (answer ??= refusal() ?? `crashed: ${payload.error.name}`));
+    // run() settles once the first join succeeded or crashed (a crash is handled inside it).
+    await consumer.run({ eachMessage: async () => undefined });
+    return answer ?? 'neither joined nor refused';
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
+/**
+ * Opens and aborts a transaction as `user` with `transactionalId` (finding its coordinator needs
+ * DESCRIBE on it, InitProducerId WRITE): `transacted`, or the broker's refusal.
+ */
+export async function transactAs(user: string, transactionalId: string): Promise<string> {
+  const { kafka, refusal } = refusalsClient(user);
+  const producer = kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 1 } });
+  try {
+    await producer.connect();
+    const tx = await producer.transaction();
+    await tx.abort();
+    return 'transacted';
+  } catch (error) {
+    return refusal() ?? `failed: ${(error as Error).name}`;
+  } finally {
+    await producer.disconnect();
+  }
 }
