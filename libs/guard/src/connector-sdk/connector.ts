@@ -565,7 +565,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     const key = idempotencyStorageKey({ tenant, connectorId: c.id, key: idempotencyKey.value });
     let reservation;
     try {
-      reservation = await c.idempotencyStore.reserve(key, { holder: call.toolCallId ?? 'direct', pendingTtlMs: c.pendingTtlMs });
+      reservation = await c.idempotencyStore.reserve(key, { holder: call.toolCallId ?? 'direct', pendingTtlMs: c.pendingTtlMs }, { tenant });
     } catch {
       return deny('CONNECTOR.IDEMPOTENCY_STORE_FAILED');
     }
@@ -588,7 +588,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     }
   }
   const release = async (code: string, retryable: boolean) => {
-    if (lease && c.idempotencyStore) await c.idempotencyStore.fail(lease.key, lease.token, { code, retryable }).catch(() => undefined);
+    if (lease && c.idempotencyStore) await c.idempotencyStore.fail(lease.key, lease.token, { code, retryable }, { tenant }).catch(() => undefined);
   };
 
   // 6b. A takeover inherits an interrupted attempt: ask the outside world before re-running.
@@ -602,7 +602,8 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     try {
       answer = await c.reconcile(effectiveInput, executeContext, runtime);
       if (answer === null || typeof answer !== 'object' || (answer.outcome !== 'already-applied' && answer.outcome !== 'not-applied')) throw new TypeError('bad reconcile answer');
-      await c.idempotencyStore.reconcile(lease.key, lease.token, answer.outcome === 'already-applied' ? { outcome: 'already-applied', result: answer.result as JsonValue } : { outcome: 'not-applied' });
+      const outcome = answer.outcome === 'already-applied' ? { outcome: 'already-applied' as const, result: answer.result as JsonValue } : { outcome: 'not-applied' as const };
+      await c.idempotencyStore.reconcile(lease.key, lease.token, outcome, { tenant });
     } catch {
       await release('CONNECTOR.RECONCILE_FAILED', false);
       return deny('CONNECTOR.RECONCILE_FAILED');
@@ -617,7 +618,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
   if (c.resolved.rateLimit && c.rateLimitStore) {
     let decision;
     try {
-      decision = await c.rateLimitStore.consume(rateLimitStorageKey({ tenant, connectorId: c.id }), c.resolved.rateLimit);
+      decision = await c.rateLimitStore.consume(rateLimitStorageKey({ tenant, connectorId: c.id }), c.resolved.rateLimit, { tenant });
       if (decision === null || typeof decision !== 'object' || typeof decision.allowed !== 'boolean') throw new TypeError('bad rate-limit answer');
     } catch {
       await release('CONNECTOR.RATE_LIMIT_STORE_FAILED', true);
@@ -661,7 +662,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
   }
   if (lease && c.idempotencyStore) {
     try {
-      await c.idempotencyStore.complete(lease.key, lease.token, output as JsonValue | undefined);
+      await c.idempotencyStore.complete(lease.key, lease.token, output as JsonValue | undefined, { tenant });
     } catch (error) {
       // The side effect happened; the record did not. Report it, keep the result.
       const code = error instanceof ConnectorPolicyError ? error.code : 'CONNECTOR.IDEMPOTENCY_STORE_FAILED';

@@ -117,16 +117,26 @@ export type IdempotencyReservation =
   | { readonly status: 'pending' }
   | { readonly status: 'ambiguous' };
 
+/**
+ * Whose call a store operation is for: the connector passes the tenant of the call it gates (from
+ * trusted context), so a durable store can ask its service for that tenant and be refused for
+ * one its credential does not cover. Stores in one process may ignore it (the key already
+ * scopes the tenant).
+ */
+export interface StoreScope {
+  readonly tenant: string;
+}
+
 /** Exactly-once store. The in-memory one is for development; the ledger service provides the durable one. */
 export interface IdempotencyStore {
   /** Claims `key` for `holder`, or reports who has it and what they recorded. */
-  reserve(key: string, options: { readonly holder: string; readonly pendingTtlMs: number }): Promise<IdempotencyReservation>;
+  reserve(key: string, options: { readonly holder: string; readonly pendingTtlMs: number }, scope?: StoreScope): Promise<IdempotencyReservation>;
   /** Records the result; rejects when the lease was lost to a takeover. */
-  complete(key: string, leaseToken: string, result: JsonValue | undefined): Promise<void>;
+  complete(key: string, leaseToken: string, result: JsonValue | undefined, scope?: StoreScope): Promise<void>;
   /** Frees the key after a failed execution (an ambiguous key stays parked for an operator). */
-  fail(key: string, leaseToken: string, failure: { readonly code: string; readonly retryable: boolean }): Promise<void>;
+  fail(key: string, leaseToken: string, failure: { readonly code: string; readonly retryable: boolean }, scope?: StoreScope): Promise<void>;
   /** Records a reconcile answer after a takeover; `already-applied` completes the key with `result`. */
-  reconcile(key: string, leaseToken: string, outcome: { readonly outcome: 'already-applied' | 'not-applied'; readonly result?: JsonValue | undefined }): Promise<void>;
+  reconcile(key: string, leaseToken: string, outcome: { readonly outcome: 'already-applied' | 'not-applied'; readonly result?: JsonValue | undefined }, scope?: StoreScope): Promise<void>;
 }
 
 /** What `reconcile` tells the connector about an earlier, interrupted attempt. */
@@ -141,7 +151,7 @@ export interface RateLimitDecision {
 
 /** Shared budget store. A refused call must consume nothing. */
 export interface RateLimitStore {
-  consume(key: string, limit: { readonly count: number; readonly windowMs: number; readonly algorithm?: RateLimitAlgorithm }): Promise<RateLimitDecision>;
+  consume(key: string, limit: { readonly count: number; readonly windowMs: number; readonly algorithm?: RateLimitAlgorithm }, scope?: StoreScope): Promise<RateLimitDecision>;
 }
 
 export interface ConnectorConfig<I, O> {
