@@ -14,6 +14,19 @@ import { compareProjections, type ProjectionComparison, rebuildProjection } from
 const ATTEMPTS = 5;
 const CATCH_UP_MS = 15_000;
 
+async function openLive(url: string, passwordFile: string | undefined): Promise<DataSource> {
+  const password = passwordFile ? readFileSync(passwordFile, 'utf8').trim() : undefined;
+  const live = new DataSource({ type: 'postgres', url, ...(password === undefined ? {} : { password }), logging: ['error'] });
+  await live.initialize();
+  return live;
+}
+
+function printOtherLog(print: ReplayCliOptions['print'], schema: string, change: LogChange): number {
+  const summary = `the live projection was built from another log than the broker has now (${change}); restart the service, which rebuilds it from offset 0`;
+  print({ equal: false, summary, live: schema, logChange: change });
+  return 1;
+}
+
 async function liveLogChange(kafka: Kafka, live: DataSource, schema: string, target: ProjectedLog): Promise<LogChange | undefined> {
   const admin = kafka.admin();
   await admin.connect();
@@ -70,20 +83,10 @@ export async function runReplayCli<T extends TopicId, S, V>(service: ServiceDesc
   let live: DataSource | undefined;
   try {
     if (values.compare) {
-      const password = passwordFile ? readFileSync(passwordFile, 'utf8').trim() : undefined;
-      live = new DataSource({ type: 'postgres', url: config.database.url, ...(password === undefined ? {} : { password }), logging: ['error'] });
-      await live.initialize();
+      live = await openLive(config.database.url, passwordFile);
       // Rows of another log are not compared with this one's: the service rebuilds them on start.
       const change = await liveLogChange(kafka, live, config.database.schema, specLog(spec, topic));
-      if (change) {
-        options.print({
-          equal: false,
-          summary: `the live projection was built from another log than the broker has now (${change}); restart the service, which rebuilds it from offset 0`,
-          live: config.database.schema,
-          logChange: change,
-        });
-        return 1;
-      }
+      if (change) return printOtherLog(options.print, config.database.schema, change);
     }
     for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
       const report = await rebuildProjection(spec, { kafka, namespace: config.topicNamespace, database, schema: target });
