@@ -1,6 +1,6 @@
 import { type z } from 'zod';
-import { DecisionRecordedV1 } from './events/audit.js';
-import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, ApprovalRequestedV2 } from './events/approvals.js';
+import { AuditChainCheckpointV1, DecisionRecordedV1 } from './events/audit.js';
+import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, ApprovalRequestedV2, ApprovalUsedV1 } from './events/approvals.js';
 import {
   LedgerKeyCompletedV1,
   LedgerKeyExpiredV1,
@@ -38,7 +38,8 @@ export const TOPICS = {
     key: 'tenant/run (envelope tenant and subject)',
     partitions: 3,
     configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(90 * DAY_MS) },
-    events: [DecisionRecordedV1],
+    // Decisions, and the producers' signed checkpoints over them (`audit-sources.ts`).
+    events: [DecisionRecordedV1, AuditChainCheckpointV1],
   },
   approvals: {
     name: 'gatehouse.approvals.v1',
@@ -46,7 +47,7 @@ export const TOPICS = {
     partitions: 3,
     // The fold needs the whole lifecycle of every approval: keep it forever.
     configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1' },
-    events: [ApprovalRequestedV1, ApprovalRequestedV2, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalCancelledV1],
+    events: [ApprovalRequestedV1, ApprovalRequestedV2, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalCancelledV1, ApprovalUsedV1],
   },
   ledger: {
     name: 'gatehouse.ledger.v1',

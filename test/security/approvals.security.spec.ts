@@ -4,7 +4,10 @@ import { approvalIdForCall, commitArguments } from '@gatehouse/approvals';
 import { testCancel, testRequest } from '@gatehouse/approvals/testing';
 import { ApprovalCancelledV1, ApprovalRequestedV2, createEvent, SIGNING_ENV, signClaim, trustedEntryOf, type TopicEvent } from '@gatehouse/contracts';
 import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS, testAgentKey } from '@gatehouse/contracts/testing';
+import { AGENT_AUDIT_CONTEXT_KEY, AuditLogger, CONNECTOR_EXECUTION_CONTEXT_KEY, createConnector, invokeConnector } from '@gatehouse/guard';
 import { createKafkaApprovalGateway, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
+import { RequestContext } from '@mastra/core/request-context';
+import { z } from 'zod';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -25,6 +28,8 @@ const auth = { authorization: `Bearer ${reviewerKey}`, 'content-type': 'applicat
 const insider = testAgentKey('agent:other', ['acme']);
 const intruder = testAgentKey('agent:intruder', ['globex']);
 
+const GRANT_TTL_MS = 6_000;
+
 let kafka: Kafka;
 let attacker: EventProducer;
 let namespace: string;
@@ -42,6 +47,8 @@ beforeAll(async () => {
     GATEHOUSE_DATABASE_URL: database.url,
     GATEHOUSE_APPROVAL_REVIEWERS: reviewers,
     [SIGNING_ENV.trustedKeys]: JSON.stringify(trusted),
+    // Short, so the use-by attack can wait it out: every other grant here is used within seconds.
+    GATEHOUSE_APPROVAL_GRANT_TTL_MS: String(GRANT_TTL_MS),
   });
   attacker = await EventProducer.connect(testKafka('security-attacker', 'agent'), { namespace });
   gateway = createKafkaApprovalGateway({ kafka: testKafka('security-honest-agent', 'agent'), keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:honest' });
@@ -195,5 +202,78 @@ describe('attack 7: oversized agent-written events', () => {
     const request = { call, arguments: { note: 'x'.repeat(70_000) }, requester: { id: 'agent:refund-bot', role: 'agent', kind: 'agent' as const }, reason: 'r', deadline: new Date(Date.now() + 60_000).toISOString() };
     expect(() => gateway.describe(request)).toThrow(expect.objectContaining({ code: 'APPROVAL.REQUEST_INVALID' }));
     await expect(gateway.awaitApproval(request, { timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'APPROVAL.REQUEST_INVALID' });
+  });
+});
+
+describe('attack 10: grants outlive their call', () => {
+  /** The honest agent's refund connector, asking through `via`, counting its executions. */
+  function refunds(via: KafkaApprovalGateway) {
+    const executed: number[] = [];
+    const connector = createConnector<{ orderId: string; amount: number }, { refunded: number }>({
+      id: 'payments.refund',
+      description: 'Refund an order',
+      inputSchema: z.object({ orderId: z.string(), amount: z.number().positive() }),
+      permissions: { sideEffect: 'write', requiresApproval: true },
+      approvals: { gateway: via, waitMs: 60_000, deadlineMs: 120_000 },
+      audit: new AuditLogger(),
+      execute: async ({ amount }) => {
+        executed.push(amount);
+        return { refunded: amount };
+      },
+    });
+    return { connector, executed };
+  }
+  const context = (runId: string) => {
+    const rc = new RequestContext();
+    rc.set(AGENT_AUDIT_CONTEXT_KEY, { tenant: 'acme', agentId: 'refund-bot', runId });
+    rc.set(CONNECTOR_EXECUTION_CONTEXT_KEY, { workflowId: 'support', runId });
+    return rc;
+  };
+  const approveWhenListed = async (runId: string) => {
+    const listed = await waitFor(async () => (await pending()).find((i) => (i as { executionId?: string }).executionId === `support/${runId}`), { timeoutMs: 30_000, what: `the request of ${runId}` });
+    expect((await decide(listed.approvalId, { verdict: 'approve' })).status).toBe(200);
+    return listed.approvalId;
+  };
+
+  it('one approval runs one call once: the model repeating the tool call, and a second process on the same grant, run nothing', async () => {
+    const runId = `run-${randomUUID().slice(0, 8)}`;
+    const { connector, executed } = refunds(gateway);
+    const first = invokeConnector(connector, { orderId: 'o-1', amount: 25 }, { requestContext: context(runId), toolCallId: 'call-1' });
+    const approvalId = await approveWhenListed(runId);
+    await expect(first).resolves.toEqual({ refunded: 25 });
+    // The model repeats the same tool call id: the grant is used.
+    await expect(invokeConnector(connector, { orderId: 'o-1', amount: 25 }, { requestContext: context(runId), toolCallId: 'call-1' })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_USED' });
+    // Another agent process with the same key, after replaying the log, finds the grant used too.
+    const other = createKafkaApprovalGateway({ kafka: testKafka('security-second-agent', 'agent'), keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:second' });
+    try {
+      const second = refunds(other);
+      await expect(invokeConnector(second.connector, { orderId: 'o-1', amount: 25 }, { requestContext: context(runId), toolCallId: 'call-1' })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_USED' });
+      expect(second.executed).toEqual([]);
+    } finally {
+      await other.close();
+    }
+    expect(executed).toEqual([25]);
+    // The uses on the log: one accepted; nothing else was appended after the fold showed it used.
+    expect((await topic('approvals')).filter((e) => e.type === 'ApprovalUsed' && e.payload.approvalId === approvalId)).toHaveLength(1);
+  });
+
+  it('a grant is void after its use-by time: the call days (here seconds) later runs nothing', async () => {
+    const runId = `run-${randomUUID().slice(0, 8)}`;
+    const { connector, executed } = refunds(gateway);
+    // The first call gives up waiting; the reviewer approves later; the call comes back past the use-by time.
+    const impatient = createConnector<{ orderId: string; amount: number }, { refunded: number }>({
+      id: 'payments.refund',
+      description: 'Refund an order',
+      inputSchema: z.object({ orderId: z.string(), amount: z.number().positive() }),
+      permissions: { sideEffect: 'write', requiresApproval: true },
+      approvals: { gateway, waitMs: 300, deadlineMs: 120_000 },
+      audit: new AuditLogger(),
+      execute: async ({ amount }) => ({ refunded: amount }),
+    });
+    await expect(invokeConnector(impatient, { orderId: 'o-2', amount: 5 }, { requestContext: context(runId), toolCallId: 'call-1' })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_TIMEOUT' });
+    await approveWhenListed(runId);
+    await new Promise((r) => setTimeout(r, GRANT_TTL_MS + 1_000));
+    await expect(invokeConnector(connector, { orderId: 'o-2', amount: 5 }, { requestContext: context(runId), toolCallId: 'call-1' })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_EXPIRED' });
+    expect(executed).toEqual([]);
   });
 });

@@ -103,6 +103,12 @@ export const ApprovalDecidedV1 = defineEvent(
     comment: z.string().max(2000).optional(),
     /** Present only for `approve-with-edits`: the arguments the tool must run with. */
     editedArguments: JsonValueSchema.optional(),
+    /**
+     * The grant is void after this instant (judged by the log time of its use, `ApprovalUsed`).
+     * Absent on decisions written before use-by times existed: folds apply a default from the
+     * decision's log time, so no grant of an old log is honoured for ever.
+     */
+    useBy: z.iso.datetime({ offset: true }).optional(),
   }).refine((p) => (p.verdict === 'approve-with-edits') === (p.editedArguments !== undefined), {
     message: 'editedArguments is required for approve-with-edits and forbidden otherwise',
     path: ['editedArguments'],
@@ -136,3 +142,21 @@ export const ApprovalCancelledV1 = defineEvent(
   }),
 );
 export type ApprovalCancelled = z.infer<typeof ApprovalCancelledV1>;
+
+/**
+ * The requesting agent uses its grant, once, for the call it was asked for: its signed claim
+ * (`claims.ts`). Log order settles two processes racing to use one grant: the first use that the
+ * fold accepts wins, every later one is rejected, and a use logged after the grant's use-by time
+ * is rejected too. The agent executes only after reading its own use back as accepted.
+ */
+export const ApprovalUsedV1 = defineEvent(
+  'ApprovalUsed',
+  1,
+  z.object({
+    approvalId: z.string().min(1),
+    /** The tool call the grant is used for: the one the request named. */
+    toolCallId: z.string().min(1).max(256),
+    by: ActorSchema,
+  }),
+);
+export type ApprovalUsed = z.infer<typeof ApprovalUsedV1>;

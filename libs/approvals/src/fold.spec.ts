@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, ApprovalRequestedV2, createEvent, type Scope, signClaim, signEvent } from '@gatehouse/contracts';
+import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, ApprovalRequestedV2, ApprovalUsedV1, createEvent, type Scope, signClaim, signEvent } from '@gatehouse/contracts';
 import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS, testAgentKey, testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
 import { approvalIdForCall, approvalIdForScope } from './approval-id.js';
 import { commitArguments } from './commitment.js';
-import { applyApprovalEvent, dueForExpiry, foldApprovals, grantFromApproval, type ApprovalEvent } from './fold.js';
+import { applyApprovalEvent, DEFAULT_GRANT_TTL_MS, dueForExpiry, foldApprovals, grantFromApproval, type ApprovalEvent } from './fold.js';
 import { createApprovalsState } from './state.js';
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -108,14 +108,14 @@ describe('decisions', () => {
     const state = pendingState();
     expect(applyApprovalEvent(state, decided('approve'), T0 + 10)).toEqual({ kind: 'accepted' });
     expect(state.approvals.get(id)).toMatchObject({ status: 'approved', reviewer: alice, decidedAt: T0 + 10, comment: 'approve by user:alice' });
-    expect(grantFromApproval(state, id)).toEqual({ approvalId: id, scope, reviewer: alice, decidedAt: T0 + 10 });
+    expect(grantFromApproval(state, id)).toEqual({ approvalId: id, scope, reviewer: alice, decidedAt: T0 + 10, useBy: T0 + 10 + DEFAULT_GRANT_TTL_MS });
   });
 
   it('grants the edited arguments of an approval with edits', () => {
     const state = pendingState();
     expect(applyApprovalEvent(state, edited({ amount: 3 }), T0 + 10)).toEqual({ kind: 'accepted' });
     expect(state.approvals.get(id)).toMatchObject({ status: 'approved-with-edits', editedArguments: { amount: 3 } });
-    expect(grantFromApproval(state, id)).toEqual({ approvalId: id, scope, reviewer: alice, decidedAt: T0 + 10, editedArguments: { amount: 3 } });
+    expect(grantFromApproval(state, id)).toEqual({ approvalId: id, scope, reviewer: alice, decidedAt: T0 + 10, useBy: T0 + 10 + DEFAULT_GRANT_TTL_MS, editedArguments: { amount: 3 } });
   });
 
   it('denies, and a denied approval grants nothing', () => {
@@ -464,5 +464,44 @@ describe('claims: the agent is the adversary', () => {
     const state = pendingState();
     expect(applyApprovalEvent(state, cancelled(), T0 + 1)).toEqual({ kind: 'accepted' });
     expect(state.approvals.get(id)).toMatchObject({ status: 'cancelled', cancelledBy: requester });
+  });
+});
+
+describe('grant use: one call, once, for a while', () => {
+  const sameTenantAgent = testAgentKey('agent:other', ['acme']);
+  const keyring = testKeyring(TEST_KEYS.approval, TEST_AGENT_KEY, sameTenantAgent);
+  const used = (key = TEST_AGENT_KEY, toolCallId = TOOL_CALL, by = requester) => signClaim(createEvent(ApprovalUsedV1, meta(), { approvalId: id, toolCallId, by }), key);
+  const approvedState = (useBy?: number) => {
+    const state = createApprovalsState(keyring);
+    applyApprovalEvent(state, requested(), T0);
+    const decision = signed(createEvent(ApprovalDecidedV1, meta(), { approvalId: id, verdict: 'approve', reviewer: alice, ...(useBy !== undefined && { useBy: new Date(useBy).toISOString() }) }));
+    expect(applyApprovalEvent(state, decision, T0 + 10)).toEqual({ kind: 'accepted' });
+    return state;
+  };
+
+  it('accepts the first use by the requester, for its tool call, and rejects every later one', () => {
+    const state = approvedState(T0 + 1_000);
+    expect(applyApprovalEvent(state, used(), T0 + 20)).toEqual({ kind: 'accepted' });
+    expect(grantFromApproval(state, id)).toMatchObject({ useBy: T0 + 1_000, usedAt: T0 + 20 });
+    expect(applyApprovalEvent(state, used(), T0 + 21)).toEqual({ kind: 'rejected', reason: 'already-used' });
+  });
+
+  it('rejects a use logged after the use-by time, and defaults it for a decision that names none', () => {
+    const state = approvedState(T0 + 1_000);
+    expect(applyApprovalEvent(state, used(), T0 + 1_001)).toEqual({ kind: 'rejected', reason: 'past-use-by' });
+    const old = approvedState();
+    expect(grantFromApproval(old, id)?.useBy).toBe(T0 + 10 + DEFAULT_GRANT_TTL_MS);
+    expect(applyApprovalEvent(old, used(), T0 + 11 + DEFAULT_GRANT_TTL_MS)).toEqual({ kind: 'rejected', reason: 'past-use-by' });
+  });
+
+  it('rejects a use by another agent, an unsigned one, one for another tool call, and one of a pending approval', () => {
+    const state = approvedState(T0 + 1_000);
+    expect(applyApprovalEvent(state, used(sameTenantAgent, TOOL_CALL, { id: 'agent:other', role: 'agent', kind: 'agent' }), T0 + 20)).toEqual({ kind: 'rejected', reason: 'not-requester' });
+    expect(applyApprovalEvent(state, createEvent(ApprovalUsedV1, meta(), { approvalId: id, toolCallId: TOOL_CALL, by: requester }), T0 + 21)).toEqual({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'unsigned' });
+    expect(applyApprovalEvent(state, used(TEST_AGENT_KEY, 'call-2'), T0 + 22)).toEqual({ kind: 'rejected', reason: 'tool-call-mismatch' });
+    expect(grantFromApproval(state, id)?.usedAt).toBeUndefined();
+    const waiting = createApprovalsState(keyring);
+    applyApprovalEvent(waiting, requested(), T0);
+    expect(applyApprovalEvent(waiting, used(), T0 + 1)).toEqual({ kind: 'rejected', reason: 'not-granted' });
   });
 });

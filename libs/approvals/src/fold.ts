@@ -9,6 +9,18 @@ const accepted: Verdict = Object.freeze({ kind: 'accepted' });
 const duplicate: Verdict = Object.freeze({ kind: 'duplicate' });
 const reject = (reason: RejectionReason): Verdict => Object.freeze({ kind: 'rejected', reason });
 
+/**
+ * How long a grant stays usable after its decision when the decision names no use-by time (a
+ * decision written before use-by times existed): 15 minutes, so no grant of an old log is
+ * honoured for ever. The approval service names its own (`GATEHOUSE_APPROVAL_GRANT_TTL_MS`).
+ */
+export const DEFAULT_GRANT_TTL_MS = 15 * 60 * 1000;
+
+/** The use-by instant (ms) of a decision logged at `logTime`. */
+function useByOf(payload: { useBy?: string | undefined }, logTime: number): number {
+  return payload.useBy === undefined ? logTime + DEFAULT_GRANT_TTL_MS : Date.parse(payload.useBy);
+}
+
 /** Whether an approval with `deadline` is void at log time `at` (ms): the deadline instant itself still counts. */
 export function isPastDeadline(approval: Pick<Approval, 'deadline'>, at: number): boolean {
   return at > approval.deadline;
@@ -73,6 +85,7 @@ export function applyApprovalEvent(state: ApprovalsState, event: ApprovalEvent, 
     ...(event.type === 'ApprovalRequested' && { actor: event.payload.requester }),
     ...(event.type === 'ApprovalDecided' && { actor: event.payload.reviewer, decision: event.payload.verdict }),
     ...(event.type === 'ApprovalCancelled' && { actor: event.payload.by }),
+    ...(event.type === 'ApprovalUsed' && { actor: event.payload.by }),
   });
   return verdict;
 }
@@ -169,7 +182,7 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
         return reject('past-deadline');
       }
       if (isOwnRequest(current.request, p.reviewer.id)) return reject('self-approval');
-      const decision = { reviewer: p.reviewer, decidedAt: logTime, ...(p.comment !== undefined && { comment: p.comment }) };
+      const decision = { reviewer: p.reviewer, decidedAt: logTime, useBy: useByOf(p, logTime), ...(p.comment !== undefined && { comment: p.comment }) };
       const quorum = current.request.quorum;
       if (quorum) {
         if (!quorum.reviewers.includes(p.reviewer.id)) return reject('not-a-quorum-reviewer');
@@ -230,11 +243,36 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
       settle(state, { ...pendingBase(current), status: 'cancelled', cancelledBy: p.by, cancelledAt: logTime });
       return accepted;
     }
+    case 'ApprovalUsed':
+      return useGrant(state, event, logTime);
     default: {
       const exhaustive: never = event;
       return exhaustive;
     }
   }
+}
+
+/**
+ * A grant is for one call, once, for a while: only the requester's own key may use it, for the
+ * tool call its request named, before its use-by time, and only the first use counts.
+ */
+function useGrant(state: ApprovalsState, event: ApprovalEvent & { type: 'ApprovalUsed' }, logTime: number): Verdict {
+  const p = event.payload;
+  const claim = checkClaim(event, state.keyring);
+  if (!claim.attributed || claim.author.kind !== 'agent') {
+    state.forbidden.count += 1;
+    return Object.freeze({ kind: 'rejected', reason: 'unattributed-claim', unattributed: claim.attributed ? 'wrong-signer' : claim.reason });
+  }
+  const current = state.approvals.get(p.approvalId);
+  if (!current) return reject('unknown-approval');
+  if (event.tenant !== current.request.scope.tenant) return forbidden(state, 'tenant-mismatch');
+  if (claim.author.agentId !== current.request.requester.id || p.by.id !== claim.author.agentId) return forbidden(state, 'not-requester');
+  if (current.status !== 'approved' && current.status !== 'approved-with-edits') return reject('not-granted');
+  if (p.toolCallId !== current.request.toolCallId) return reject('tool-call-mismatch');
+  if (current.usedAt !== undefined) return reject('already-used');
+  if (logTime > current.useBy) return reject('past-use-by');
+  settle(state, { ...current, usedAt: logTime });
+  return accepted;
 }
 
 /** What the guard needs to mint a connector grant from an approval. */
@@ -245,6 +283,10 @@ export interface ApprovalGrant {
   readonly editedArguments?: JsonValue;
   readonly reviewer: Extract<Approval, { status: 'approved' }>['reviewer'];
   readonly decidedAt: number;
+  /** The grant is void after this instant (ms); it is used (once) by an accepted `ApprovalUsed`. */
+  readonly useBy: number;
+  /** Log time (ms) of the accepted use, once used. */
+  readonly usedAt?: number;
 }
 
 /** The grant an approved approval confers; undefined while pending, or when denied, expired, cancelled or unknown. */
@@ -256,6 +298,8 @@ export function grantFromApproval(state: ApprovalsState, approvalId: string): Ap
     scope: approval.request.scope,
     reviewer: approval.reviewer,
     decidedAt: approval.decidedAt,
+    useBy: approval.useBy,
+    ...(approval.usedAt !== undefined && { usedAt: approval.usedAt }),
     ...(approval.status === 'approved-with-edits' && { editedArguments: approval.editedArguments }),
   });
 }

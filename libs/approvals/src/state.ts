@@ -35,11 +35,19 @@ interface Decision {
   readonly comment?: string;
 }
 
+/** What an approval's grant is worth: until when, and whether it was used (a grant is for one execution). */
+interface GrantUse {
+  /** The grant is void after this instant (ms), judged by the log time of its use. */
+  readonly useBy: number;
+  /** Log append time (ms) of the accepted use, once used. */
+  readonly usedAt?: number;
+}
+
 /** One approval's lifecycle: pending until the first terminal event on the log. */
 export type Approval =
   | (ApprovalBase & { readonly status: 'pending' })
-  | (ApprovalBase & Decision & { readonly status: 'approved' })
-  | (ApprovalBase & Decision & { readonly status: 'approved-with-edits'; readonly editedArguments: JsonValue })
+  | (ApprovalBase & Decision & GrantUse & { readonly status: 'approved' })
+  | (ApprovalBase & Decision & GrantUse & { readonly status: 'approved-with-edits'; readonly editedArguments: JsonValue })
   | (ApprovalBase & Decision & { readonly status: 'denied' })
   | (ApprovalBase & {
       readonly status: 'cancelled';
@@ -84,12 +92,17 @@ export type RejectionReason =
   | 'requester-mismatch' // a request whose requester is not the agent that signed it
   | 'tenant-mismatch' // a request whose scope names another tenant than its envelope
   | 'commitment-mismatch' // the shown arguments are not the ones the arguments hash commits to
-  | 'too-large'; // an agent-written event past APPROVAL_REQUEST_LIMITS
+  | 'too-large' // an agent-written event past APPROVAL_REQUEST_LIMITS
+  // A grant is for one call, once, for a while.
+  | 'not-granted' // a use of an approval that is not approved
+  | 'already-used' // a second use of a grant
+  | 'past-use-by' // a use logged after the grant's use-by time
+  | 'tool-call-mismatch'; // a use for another tool call than the request named
 
 /** One event as the fold saw it, applied or not: the "full history" of an approval. */
 export interface HistoryEntry {
   readonly eventId: string;
-  readonly type: 'ApprovalRequested' | 'ApprovalDecided' | 'ApprovalExpired' | 'ApprovalCancelled';
+  readonly type: 'ApprovalRequested' | 'ApprovalDecided' | 'ApprovalExpired' | 'ApprovalCancelled' | 'ApprovalUsed';
   readonly logTime: number;
   readonly verdict: Verdict;
   /** Requester of a request, reviewer of a decision, who withdrew a cancellation. */

@@ -47,6 +47,7 @@ export class ApprovalModule implements OnModuleDestroy {
                 }),
                 decisionDeadlineMs: options.decisionDeadlineMs,
                 expirySweepMs: options.expirySweepMs,
+                grantTtlMs: options.grantTtlMs,
                 log: nestFoldLog('approval'),
               }),
             ),

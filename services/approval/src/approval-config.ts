@@ -20,6 +20,11 @@ export const APPROVAL_ENV = {
   expirySweepMs: 'GATEHOUSE_APPROVAL_EXPIRY_SWEEP_MS',
   /** How long a decision waits for its own event to be folded, ms (default 5000). */
   decisionDeadlineMs: 'GATEHOUSE_APPROVAL_DECISION_DEADLINE_MS',
+  /**
+   * How long an approval's grant may be used after the decision, ms (default 900000, 15 min;
+   * at most 7 days): the decision's `useBy`. Past it the agent's use is refused, whatever the log holds.
+   */
+  grantTtlMs: 'GATEHOUSE_APPROVAL_GRANT_TTL_MS',
 } as const;
 
 /** A reviewer as configured: who they are and what they may decide. */
@@ -42,6 +47,8 @@ export interface ApprovalOptions {
   readonly jwt?: { readonly secret: Buffer; readonly issuer?: string; readonly audience?: string };
   readonly expirySweepMs: number;
   readonly decisionDeadlineMs: number;
+  /** How long a grant may be used after its decision, ms. */
+  readonly grantTtlMs: number;
 }
 
 const Scope = z.union([z.literal('*'), z.array(z.string().min(1).max(256)).min(1)]);
@@ -76,6 +83,14 @@ function positiveInt(env: NodeJS.ProcessEnv, variable: string, fallback: number)
   return n;
 }
 
+const MAX_GRANT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+function grantTtl(env: NodeJS.ProcessEnv): number {
+  const ttl = positiveInt(env, APPROVAL_ENV.grantTtlMs, 15 * 60 * 1000);
+  if (ttl > MAX_GRANT_TTL_MS) throw invalid(APPROVAL_ENV.grantTtlMs, `must be at most ${MAX_GRANT_TTL_MS} ms (7 days)`);
+  return ttl;
+}
+
 /** Reads the service's own settings; no reviewer configured means every request is refused (401). */
 export function approvalOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ApprovalOptions {
   const list = principalListText(env, APPROVAL_ENV.reviewers, APPROVAL_ENV.reviewersFile);
@@ -99,5 +114,6 @@ export function approvalOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ap
     ...(jwt && { jwt }),
     expirySweepMs: positiveInt(env, APPROVAL_ENV.expirySweepMs, 1_000),
     decisionDeadlineMs: positiveInt(env, APPROVAL_ENV.decisionDeadlineMs, 5_000),
+    grantTtlMs: grantTtl(env),
   };
 }

@@ -9,6 +9,7 @@ export type ApprovalErrorCode =
   | 'APPROVAL.TIMEOUT'
   | 'APPROVAL.UNAVAILABLE'
   | 'APPROVAL.REQUEST_INVALID'
+  | 'APPROVAL.USED'
   | 'APPROVAL.CLOSED';
 
 const MESSAGES: Record<ApprovalErrorCode, string> = {
@@ -19,6 +20,7 @@ const MESSAGES: Record<ApprovalErrorCode, string> = {
   'APPROVAL.TIMEOUT': 'no decision arrived within the wait time',
   'APPROVAL.UNAVAILABLE': 'the approvals log could not be read or written',
   'APPROVAL.REQUEST_INVALID': 'the approval request does not satisfy its contract',
+  'APPROVAL.USED': 'the approval grant was already used',
   'APPROVAL.CLOSED': 'the approval gateway is closed',
 };
 
@@ -30,6 +32,7 @@ const CATEGORIES: Record<ApprovalErrorCode, ErrorCategory> = {
   'APPROVAL.TIMEOUT': 'unavailable',
   'APPROVAL.UNAVAILABLE': 'unavailable',
   'APPROVAL.REQUEST_INVALID': 'validation',
+  'APPROVAL.USED': 'conflict',
   'APPROVAL.CLOSED': 'unavailable',
 };
 

@@ -6,6 +6,7 @@ import {
   commitArguments,
   createApprovalsState,
   grantFromApproval,
+  type ApprovalGrant,
   type ApprovalsState,
   isForbiddenClaim,
 } from '@gatehouse/approvals';
@@ -14,6 +15,7 @@ import {
   APPROVAL_REQUEST_LIMITS,
   ApprovalCancelledV1,
   ApprovalRequestedV2,
+  ApprovalUsedV1,
   canonicalJson,
   createEvent,
   type GrantPosition,
@@ -76,6 +78,9 @@ interface Waiter {
 }
 
 const CANCEL_REASON = 'the requester aborted the call';
+
+/** Longest a grant's use may take to be read back, ms. Past it the call fails closed. */
+const USE_TIMEOUT_MS = 10_000;
 
 type TerminalApproval = Exclude<Approval, { status: 'pending' }>;
 
@@ -336,6 +341,42 @@ export class ApprovalGatewayCore implements ApprovalGateway {
       waiters.add(waiter);
       signal.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  async useGrant(grant: ApprovalGrant, request: ApprovalRequestInput): Promise<void> {
+    if (this.closed) throw new ApprovalGatewayError('APPROVAL.CLOSED');
+    const { approvalId, key } = this.requestEvent(request);
+    if (grant === null || typeof grant !== 'object' || grant.approvalId !== approvalId) throw new ApprovalGatewayError('APPROVAL.REQUEST_INVALID', approvalId);
+    const current = this.state.approvals.get(approvalId);
+    if ((current?.status === 'approved' || current?.status === 'approved-with-edits') && current.usedAt !== undefined) throw new ApprovalGatewayError('APPROVAL.USED', approvalId);
+    const event = signClaim(
+      createEvent(
+        ApprovalUsedV1,
+        {
+          source: this.options.source,
+          tenant: request.call.tenant,
+          subject: approvalId,
+          ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
+          ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
+        },
+        { approvalId, toolCallId: request.call.toolCallId, by: { id: key.agent.id, role: request.requester.role, kind: 'agent' } },
+      ),
+      key,
+    );
+    const failures = this.failures;
+    try {
+      await this.log.append(event);
+      // Our own use, read back through the fold: log order decides between racing processes.
+      await this.log.catchUp(AbortSignal.timeout(USE_TIMEOUT_MS));
+    } catch {
+      throw new ApprovalGatewayError(this.closed ? 'APPROVAL.CLOSED' : 'APPROVAL.UNAVAILABLE', approvalId);
+    }
+    if (this.failures !== failures) throw new ApprovalGatewayError('APPROVAL.UNAVAILABLE', approvalId);
+    const verdict = this.state.history.get(approvalId)?.find((h) => h.eventId === event.id)?.verdict;
+    if (verdict?.kind === 'accepted') return;
+    if (verdict?.kind === 'rejected' && verdict.reason === 'already-used') throw new ApprovalGatewayError('APPROVAL.USED', approvalId);
+    if (verdict?.kind === 'rejected' && verdict.reason === 'past-use-by') throw new ApprovalGatewayError('APPROVAL.EXPIRED', approvalId);
+    throw new ApprovalGatewayError('APPROVAL.UNAVAILABLE', approvalId);
   }
 
   /** Best effort: withdraws a pending request nobody else in this process still waits for. */

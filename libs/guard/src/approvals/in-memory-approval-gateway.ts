@@ -147,6 +147,7 @@ export function createInMemoryApprovalGateway(options: InMemoryApprovalGatewayOp
   return Object.freeze({
     awaitApproval: core.awaitApproval.bind(core),
     describe: core.describe.bind(core),
+    useGrant: core.useGrant.bind(core),
     close: core.close.bind(core),
     records: memory.records,
     requests,

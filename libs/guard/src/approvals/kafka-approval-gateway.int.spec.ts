@@ -220,4 +220,25 @@ describe('Kafka approval gateway on the real broker', () => {
     await expect(after.awaitApproval(byNew, { timeoutMs: 10_000 })).resolves.toMatchObject({ published: false });
     await expect(after.awaitApproval(byOld, { timeoutMs: 3_000 })).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
   });
+
+  it('lets exactly one of two processes racing to use a grant win; the other is refused as used', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const r = request('wf/run-race');
+    const [a, b] = [gateway(namespace, testKafka('approvals-race-a', 'agent')), gateway(namespace, testKafka('approvals-race-b', 'agent'))];
+    const waiting = a.awaitApproval(r, { timeoutMs: 30_000 });
+    await requested(namespace, idOf(r));
+    await review(namespace, idOf(r), 'approve');
+    const granted = await waiting;
+    const found = await b.awaitApproval(r, { timeoutMs: 30_000 });
+    expect(found.published).toBe(false);
+    const uses = await Promise.allSettled([a.useGrant(granted.grant, r), b.useGrant(found.grant, r)]);
+    expect(uses.filter((u) => u.status === 'fulfilled')).toHaveLength(1);
+    expect(uses.filter((u) => u.status === 'rejected').map((u) => (u as PromiseRejectedResult).reason)).toEqual([expect.objectContaining({ code: 'APPROVAL.USED' })]);
+    // A third process replaying the log agrees: used once, by the first use on the log.
+    const late = gateway(namespace);
+    const again = await late.awaitApproval(r, { timeoutMs: 10_000 });
+    expect(again.grant.usedAt).toEqual(expect.any(Number));
+    await expect(late.useGrant(again.grant, r)).rejects.toMatchObject({ code: 'APPROVAL.USED' });
+    expect((await log(namespace)).filter((e) => e.type === 'ApprovalUsed').length).toBeGreaterThanOrEqual(1);
+  });
 });

@@ -321,6 +321,7 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
   return Object.freeze({
     awaitApproval: core.awaitApproval.bind(core),
     describe: core.describe.bind(core),
+    useGrant: core.useGrant.bind(core),
     close: core.close.bind(core),
     async start() {
       try {

@@ -69,6 +69,14 @@ export interface ApprovalGateway {
    * for a request this agent may not make.
    */
   describe(request: ApprovalRequestInput): { readonly approvalId: string; readonly scope: Scope; readonly view: JsonValue };
+  /**
+   * Uses `grant` for the call `request` describes, once: appends the agent's signed
+   * `ApprovalUsed` and resolves when the fold accepted it (the first use of the grant, before its
+   * use-by time). Rejects with `APPROVAL.USED` when the grant was used already (by this or any
+   * process), `APPROVAL.EXPIRED` past its use-by time, `APPROVAL.UNAVAILABLE` when the log cannot
+   * confirm. The tool runs only after this resolves.
+   */
+  useGrant(grant: ApprovalGrant, request: ApprovalRequestInput): Promise<void>;
   /** Stops reading and writing; pending waits fail with `APPROVAL.CLOSED`. */
   close(): Promise<void>;
 }

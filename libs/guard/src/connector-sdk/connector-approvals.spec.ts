@@ -12,7 +12,8 @@ import { AuditLogger } from '../audit/audit-logger.js';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
 import { scriptedModel } from '../testing/scripted-model.js';
 import { createConnector, invokeConnector } from './connector.js';
-import { CONNECTOR_EXECUTION_CONTEXT_KEY, CONNECTOR_GRANTS_CONTEXT_KEY } from './context-keys.js';
+import { CONNECTOR_EXECUTION_CONTEXT_KEY, CONNECTOR_GRANTS_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY } from './context-keys.js';
+import { InMemoryIdempotencyStore } from './stores/in-memory-idempotency-store.js';
 import { type ConnectorConfig } from './types.js';
 
 const CARD = '4111111111111111';
@@ -281,6 +282,64 @@ describe('approvals in the agent loop', () => {
     await expect(answer).resolves.toMatchObject({ text: 'Refunded.' });
     expect(executed).toEqual([input]);
     expect(audit.events().filter((e) => e.boundary === 'tool').map((e) => e.code)).toEqual(['CONNECTOR.APPROVAL_PENDING', 'CONNECTOR.APPROVAL_GRANTED', 'CONNECTOR.ALLOWED']);
+  });
+});
+
+describe('connector approvals: a grant is for one call, once, for a while', () => {
+  it('runs a grant once: the same call again is refused as used and runs nothing', async () => {
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
+    const { connector, executed } = refunds(gateway);
+    const first = invokeConnector(connector, input, { requestContext: context() });
+    await gateway.waitForRequest();
+    gateway.decide(APPROVAL_ID, { verdict: 'approve' });
+    await expect(first).resolves.toEqual({ refunded: 40 });
+    // A model repeating the call (same run, arguments and tool call id) finds the same, used grant.
+    await expect(invokeConnector(connector, input, { requestContext: context() })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_USED', retryable: false });
+    expect(executed).toHaveLength(1);
+    // The fold already shows the grant used: the second call appends nothing.
+    expect(gateway.records.filter((r) => r.event.type === 'ApprovalUsed').map((r) => r.event.payload.approvalId)).toEqual([APPROVAL_ID]);
+    expect(gateway.approval(APPROVAL_ID)).toMatchObject({ status: 'approved', usedAt: expect.any(Number) });
+  });
+
+  it('replays the recorded result through idempotency when the call is retried, never running twice', async () => {
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
+    const { connector, executed } = refunds(gateway, { permissions: { sideEffect: 'write', requiresApproval: true, dryRun: true, idempotencyKey: true }, idempotencyStore: new InMemoryIdempotencyStore() });
+    const rc = () => context({ [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'refund-o-1' });
+    const first = invokeConnector(connector, input, { requestContext: rc() });
+    await gateway.waitForRequest();
+    gateway.decide(APPROVAL_ID, { verdict: 'approve' });
+    await expect(first).resolves.toEqual({ refunded: 40 });
+    await expect(invokeConnector(connector, input, { requestContext: rc() })).resolves.toEqual({ refunded: 40 });
+    expect(executed).toHaveLength(1);
+    // The replay used nothing: one use on the log.
+    expect(gateway.records.filter((r) => r.event.type === 'ApprovalUsed')).toHaveLength(1);
+  });
+
+  it('refuses a grant used after its use-by time as expired, and runs nothing', async () => {
+    let clock = Date.now();
+    const gateway = createInMemoryApprovalGateway({ now: () => clock, agentKey: AGENT });
+    const { connector, executed } = refunds(gateway, { approvals: { gateway, waitMs: 30, redactPaths: ['/card/number'] } });
+    await expect(invokeConnector(connector, input, { requestContext: context() })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_TIMEOUT' });
+    gateway.decide(APPROVAL_ID, { verdict: 'approve' });
+    // Days later the call is retried: the decision's grant (15 minutes by default) is void.
+    clock += 3 * 24 * 60 * 60 * 1000;
+    await expect(invokeConnector(connector, input, { requestContext: context() })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_EXPIRED' });
+    expect(executed).toHaveLength(0);
+  });
+
+  it('binds the approval to the tool call: another tool call id asks again', async () => {
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
+    const { connector, executed } = refunds(gateway);
+    const first = invokeConnector(connector, input, { requestContext: context(), toolCallId: 'call-a' });
+    const asked = await gateway.waitForRequest();
+    gateway.decide(asked.payload.approvalId, { verdict: 'approve' });
+    await expect(first).resolves.toEqual({ refunded: 40 });
+    const second = invokeConnector(connector, input, { requestContext: context(), toolCallId: 'call-b' });
+    const again = await gateway.waitForRequest((r) => r.payload.approvalId !== asked.payload.approvalId);
+    expect(again.payload).toMatchObject({ toolCallId: 'call-b' });
+    gateway.decide(again.payload.approvalId, { verdict: 'deny' });
+    await expect(second).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_DENIED' });
+    expect(executed).toHaveLength(1);
   });
 });
 

@@ -92,6 +92,7 @@ const REASONS: Record<string, string> = {
   'CONNECTOR.APPROVAL_DENIED': 'a reviewer denied the call',
   'CONNECTOR.APPROVAL_EXPIRED': 'the approval expired before a decision',
   'CONNECTOR.APPROVAL_CANCELLED': 'the approval request was withdrawn',
+  'CONNECTOR.APPROVAL_USED': 'the approval grant was already used for this call',
   'CONNECTOR.APPROVAL_TIMEOUT': 'no approval decision arrived in time',
   'CONNECTOR.APPROVAL_UNAVAILABLE': 'the approvals log could not be read or written',
   'CONNECTOR.APPROVAL_REQUEST_INVALID': 'the call cannot be put to a reviewer',
@@ -120,6 +121,7 @@ const CATEGORIES: Record<string, ConnectorErrorCategory> = {
   'CONNECTOR.APPROVAL_DENIED': 'approval',
   'CONNECTOR.APPROVAL_EXPIRED': 'approval',
   'CONNECTOR.APPROVAL_CANCELLED': 'approval',
+  'CONNECTOR.APPROVAL_USED': 'approval',
   'CONNECTOR.APPROVAL_TIMEOUT': 'approval',
   'CONNECTOR.APPROVAL_UNAVAILABLE': 'unavailable',
   'CONNECTOR.APPROVAL_REQUEST_INVALID': 'approval',
@@ -152,6 +154,8 @@ function approvalFailureCode(error: unknown): string {
       return 'CONNECTOR.APPROVAL_TIMEOUT';
     case 'APPROVAL.REQUEST_INVALID':
       return 'CONNECTOR.APPROVAL_REQUEST_INVALID';
+    case 'APPROVAL.USED':
+      return 'CONNECTOR.APPROVAL_USED';
     default:
       return 'CONNECTOR.APPROVAL_UNAVAILABLE';
   }
@@ -493,6 +497,9 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
   // the approvals log. A Mastra approval (mastraRequireApproval) is neither: it never counts here.
   const tenant = toolCall.isolationScope ?? base.context.tenant ?? 'default';
   let effectiveInput = input;
+  // The grant of a reviewer's decision, used (once) just before the tool runs: after the
+  // idempotency gate, so a retry of a call that already ran replays its result instead.
+  let grantToUse: { readonly grant: GrantedApproval['grant']; readonly request: ApprovalRequestInput; readonly gateway: ApprovalGateway } | undefined;
   const parkedBy = guardrailApprovalOf(rc);
   if (c.resolved.approvalRequired || (parkedBy !== undefined && c.approvals)) {
     const grant = grants.state === 'valid' ? grants.value.find((g) => grantMatches(g, { connectorId: c.id, identity: identityValue, toolCallId: call.toolCallId })) : undefined;
@@ -553,6 +560,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
         if (!parsed.success) return deny('CONNECTOR.APPROVAL_EDIT_INVALID');
         effectiveInput = parsed.data;
       }
+      grantToUse = { grant: granted.grant, request, gateway: approvals.gateway };
       await allow('CONNECTOR.APPROVAL_GRANTED', 'tool.approval');
     }
   }
@@ -611,6 +619,18 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     if (answer.outcome === 'already-applied') {
       await allow('CONNECTOR.RECONCILED', 'tool.reconcile');
       return answer.result;
+    }
+  }
+
+  // 6c. The grant is for one execution: used on the log (first use wins across processes, none
+  // past its use-by time) before anything spends budget or runs. A used grant never runs again.
+  if (grantToUse) {
+    try {
+      await grantToUse.gateway.useGrant(grantToUse.grant, grantToUse.request);
+    } catch (error) {
+      const code = approvalFailureCode(error);
+      await release(code, false);
+      return deny(code);
     }
   }
 

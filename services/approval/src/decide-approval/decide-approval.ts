@@ -104,6 +104,8 @@ export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer,
       reviewer: actor,
       ...(body.comment !== undefined && { comment: body.comment }),
       ...(body.verdict === 'approve-with-edits' && { editedArguments: body.editedArguments }),
+      // A grant is for a while: the agent must use it before this (judged by the log time of its use).
+      ...(body.verdict !== 'deny' && { useBy: new Date(Date.now() + engine.grantTtlMs).toISOString() }),
     },
   );
   const verdict = await engine.decide(event);

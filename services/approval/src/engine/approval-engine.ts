@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { ApprovalExpiredV1, createEvent, DecisionRecordedV1, forbiddenClaimDecision, type Keyring, signEvent, type SigningKey, topicName } from '@gatehouse/contracts';
-import { type Approval, type ApprovalEvent, type ApprovalsState, dueForExpiry, isForbiddenClaim, type Verdict } from '@gatehouse/approvals';
+import { type Approval, type ApprovalEvent, type ApprovalsState, DEFAULT_GRANT_TTL_MS, dueForExpiry, isForbiddenClaim, type Verdict } from '@gatehouse/approvals';
 import { approvalProjection } from '@gatehouse/approval-projection';
 import { type DecodedRecord, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
 import { type Kafka } from 'kafkajs';
@@ -20,6 +20,8 @@ export interface ApprovalEngineOptions {
   readonly decisionDeadlineMs?: number;
   /** How often pending approvals past their deadline are expired, ms. 0 turns the sweeper off. */
   readonly expirySweepMs?: number;
+  /** How long a grant may be used after its decision, ms (default 15 minutes): the decision's `useBy`. */
+  readonly grantTtlMs?: number;
   readonly log?: FoldLog;
 }
 
@@ -63,13 +65,15 @@ export class ApprovalEngine {
   private constructor(
     private readonly log: FoldLog,
     private readonly signingKey: SigningKey,
+    /** How long a grant may be used after its decision, ms. */
+    readonly grantTtlMs: number,
   ) {
     // Every open event stream listens; the count is bounded by connections, not a leak.
     this.changes.setMaxListeners(0);
   }
 
   static async start(options: ApprovalEngineOptions): Promise<ApprovalEngine> {
-    const approvals = new ApprovalEngine(options.log ?? (() => undefined), options.signingKey);
+    const approvals = new ApprovalEngine(options.log ?? (() => undefined), options.signingKey, options.grantTtlMs ?? DEFAULT_GRANT_TTL_MS);
     const keyring = options.keyring;
     approvals.engine = await FoldEngine.start({
       kafka: options.kafka,

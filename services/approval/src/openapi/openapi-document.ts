@@ -172,7 +172,7 @@ export const OPENAPI_DOCUMENT = {
         required: ['eventId', 'type', 'at', 'verdict'],
         properties: {
           eventId: { type: 'string' },
-          type: { type: 'string', enum: ['ApprovalRequested', 'ApprovalDecided', 'ApprovalExpired', 'ApprovalCancelled'] },
+          type: { type: 'string', enum: ['ApprovalRequested', 'ApprovalDecided', 'ApprovalExpired', 'ApprovalCancelled', 'ApprovalUsed'] },
           at: { type: 'string', format: 'date-time', description: 'Log append time.' },
           verdict: { type: 'object', description: 'What the fold made of the event: accepted, duplicate, or rejected with a reason.' },
           actor: ref('Actor'),

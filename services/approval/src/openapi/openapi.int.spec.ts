@@ -29,7 +29,7 @@ afterAll(async () => {
 /** Every route the service's controllers declare, as `METHOD /path` with OpenAPI-style parameters. */
 function declaredRoutes(): string[] {
   const config = serviceConfigFromEnv(SERVICES['approval']);
-  const controllers = [...(ApprovalModule.forRoot(config, { reviewers: parseReviewers(undefined), signingKey: TEST_KEYS.approval, keyring: TEST_KEYRING, expirySweepMs: 1_000, decisionDeadlineMs: 1_000 }).controllers ?? []), HealthController];
+  const controllers = [...(ApprovalModule.forRoot(config, { reviewers: parseReviewers(undefined), signingKey: TEST_KEYS.approval, keyring: TEST_KEYRING, expirySweepMs: 1_000, decisionDeadlineMs: 1_000, grantTtlMs: 60_000 }).controllers ?? []), HealthController];
   const routes: string[] = [];
   for (const controller of controllers) {
     const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');

@@ -67,6 +67,7 @@ export async function startApprovalApp(options: ApprovalAppOptions): Promise<App
     ...(options.jwt && { jwt: options.jwt }),
     decisionDeadlineMs: options.decisionDeadlineMs ?? 5_000,
     expirySweepMs: options.expirySweepMs ?? 200,
+    grantTtlMs: 15 * 60 * 1000,
   };
   const app = await NestFactory.create(ApprovalModule.forRoot(config, approvalOptions), { logger: ['error'], abortOnError: false });
   const client = httpClient(await listenOnLoopback(app));
