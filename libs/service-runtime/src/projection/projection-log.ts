@@ -260,7 +260,14 @@ export async function bindProjectionLog(options: BindOptions): Promise<LogBindin
   const log = options.log ?? (() => undefined);
   for (let attempt = 1; attempt <= 5; attempt += 1) {
     const stored = await readStoredLog(dataSource.manager, schema, target);
-    const live = await readLiveLog(admin, target.topic, stored.positions);
+    const live = await readLiveLog(admin, target.topic, stored.positions).catch((cause: unknown) => {
+      throw new GatehouseError('PROJECTION.LOG_UNAVAILABLE', 'the broker could not say which log the projection reads', {
+        category: 'unavailable',
+        retryable: true,
+        details: { projection: target.projection },
+        cause,
+      });
+    });
     const verdict = judgeLog(stored, live);
     if (verdict.kind === 'same') return new LogBinding(target.projection, target.topic, schema, verdict.generation);
     if (verdict.kind === 'changed' && target.onChange === 'refuse') {
