@@ -55,7 +55,8 @@ interface Seen {
  * Checks producers' hash chains in read order: a missing sequence number is a gap, a number
  * lower than one already read is a reordering, the same number read twice is a duplicate
  * (or, with other content, an alteration), and an event whose digest its successor does not
- * link to was altered. The last event of a stream is protected only once a successor exists.
+ * link to was altered. The last event of a stream is protected only once a successor exists
+ * (or a checkpoint lists it). Checkpoints are skipped: `events` counts decisions.
  */
 export function verifyAuditChain(records: Iterable<{ readonly event: unknown; readonly position: string }>): ChainReport {
   const streams = new Map<string, Map<number, Seen>>();
@@ -64,6 +65,8 @@ export function verifyAuditChain(records: Iterable<{ readonly event: unknown; re
   let events = 0;
   let unchained = 0;
   for (const { event, position } of records) {
+    // A producer's signed checkpoints are not links of its chain: `verifyAuditSources` reads them.
+    if ((event as { type?: unknown } | null)?.type === 'AuditChainCheckpoint') continue;
     events += 1;
     const parsed = ChainLinkSchema.safeParse((event as { chain?: unknown } | null)?.chain);
     const id = String((event as { id?: unknown } | null)?.id ?? '');

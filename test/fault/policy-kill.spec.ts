@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
+import { isDecisionRecorded } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -127,7 +128,7 @@ describe('the policy service killed mid-work', () => {
     // Every decision handed out before the kill was recorded on the audit topic first.
     expect(decisions.length).toBeGreaterThan(0);
     const recorded = new Set<string>();
-    await replayTopic(kafka, 'audit', { namespace, onRecord: ({ event }) => void recorded.add(event.payload.decisionId) });
+    await replayTopic(kafka, 'audit', { namespace, onRecord: ({ event }) => void (isDecisionRecorded(event) && recorded.add(event.payload.decisionId)) });
     expect(decisions.filter((id) => !recorded.has(id))).toEqual([]);
 
     // And work goes on where the log left it: the next publication gets the next revision.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
 import { approvalIdForCall, commitArguments } from '@gatehouse/approvals';
 import { testCancel, testRequest } from '@gatehouse/approvals/testing';
-import { ApprovalCancelledV1, ApprovalRequestedV2, createEvent, SIGNING_ENV, signClaim, trustedEntryOf, type TopicEvent } from '@gatehouse/contracts';
+import { ApprovalCancelledV1, ApprovalRequestedV2, createEvent, type DecisionRecorded, isDecisionRecorded, SIGNING_ENV, signClaim, trustedEntryOf, type TopicEvent } from '@gatehouse/contracts';
 import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS, testAgentKey } from '@gatehouse/contracts/testing';
 import { AGENT_AUDIT_CONTEXT_KEY, AuditLogger, CONNECTOR_EXECUTION_CONTEXT_KEY, createConnector, invokeConnector } from '@gatehouse/guard';
 import { createKafkaApprovalGateway, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
@@ -69,8 +69,8 @@ async function topic<T extends 'approvals' | 'audit'>(id: T): Promise<TopicEvent
 }
 
 /** The security report the approval service appended for the ignored event `eventId`. */
-async function reported(eventId: string): Promise<TopicEvent<'audit'>> {
-  return waitFor(async () => (await topic('audit')).find((e) => e.payload.code === 'SECURITY.FORBIDDEN_CLAIM' && e.payload.attributes?.['eventId'] === eventId && e.source === 'service:approval'), {
+async function reported(eventId: string): Promise<DecisionRecorded> {
+  return waitFor(async () => (await topic('audit')).filter(isDecisionRecorded).find((e) => e.payload.code === 'SECURITY.FORBIDDEN_CLAIM' && e.payload.attributes?.['eventId'] === eventId && e.source === 'service:approval'), {
     timeoutMs: 30_000,
     what: `the security report of ${eventId}`,
   });

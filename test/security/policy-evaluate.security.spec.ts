@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
-import { type TopicEvent } from '@gatehouse/contracts';
+import { type DecisionRecorded, isDecisionRecorded } from '@gatehouse/contracts';
 import { replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -67,9 +67,9 @@ function logged(text: string): string[] {
 const evaluate = (identity: object, apiKey: string, amount = 50) => post('/v1/policy-sets/refunds/evaluate', { identity, call: { tool: 'payments.refund' }, input: { amount } }, apiKey);
 
 /** Every decision record on the audit topic, to its end as it is now. */
-async function decisionRecords(): Promise<TopicEvent<'audit'>[]> {
-  const found: TopicEvent<'audit'>[] = [];
-  await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void found.push(r.event) });
+async function decisionRecords(): Promise<DecisionRecorded[]> {
+  const found: DecisionRecorded[] = [];
+  await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && found.push(r.event)) });
   return found.filter((e) => e.type === 'DecisionRecorded');
 }
 

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ApprovalDecidedV1, createEvent, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, createEvent, isDecisionRecorded, signEvent, type TopicEvent } from '@gatehouse/contracts';
 import { TEST_KEYS, testSigningKey } from '@gatehouse/contracts/testing';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -115,7 +115,7 @@ describe('approvals end to end', () => {
     ]);
     expect(approvals[1]?.causationId).toBe(approvals[0]?.id);
     // The audit topic: request, decision and execution of the same call, with the approval id.
-    const audit = (await topic('audit')).filter((e) => e.correlationId === runId && e.payload.boundary === 'tool');
+    const audit = (await topic('audit')).filter(isDecisionRecorded).filter((e) => e.correlationId === runId && e.payload.boundary === 'tool');
     expect(audit.map((e) => `${e.payload.outcome}:${e.payload.code}`)).toEqual(['approval-required:CONNECTOR.APPROVAL_PENDING', 'allowed:CONNECTOR.APPROVAL_GRANTED', 'allowed:CONNECTOR.ALLOWED']);
     for (const e of audit) expect(e.payload.attributes?.['approvalId']).toBe(listed.approvalId);
   });
@@ -137,7 +137,7 @@ describe('approvals end to end', () => {
     expect(runs[0]?.pid).toBe(second.child.pid);
     const approvals = (await topic('approvals')).filter((e) => e.payload.approvalId === listed.approvalId);
     expect(approvals.map((e) => e.type)).toEqual(['ApprovalRequested', 'ApprovalDecided']);
-    const audit = (await topic('audit')).filter((e) => e.correlationId === runId && e.payload.boundary === 'tool');
+    const audit = (await topic('audit')).filter(isDecisionRecorded).filter((e) => e.correlationId === runId && e.payload.boundary === 'tool');
     // The killed process recorded its request; the new one found the grant on the log and ran.
     expect(audit.map((e) => e.payload.code)).toEqual(['CONNECTOR.APPROVAL_PENDING', 'CONNECTOR.APPROVAL_PENDING', 'CONNECTOR.APPROVAL_GRANTED', 'CONNECTOR.ALLOWED']);
     expect(audit.at(-2)?.payload.attributes?.['approvalPublished']).toBe(false);
@@ -152,7 +152,7 @@ describe('approvals end to end', () => {
     const result = await finished(agent);
     expect(result.tripwire).toBeNull();
     expect(executions(out)).toEqual([]);
-    const audit = (await topic('audit')).filter((e) => e.correlationId === runId && e.payload.boundary === 'tool');
+    const audit = (await topic('audit')).filter(isDecisionRecorded).filter((e) => e.correlationId === runId && e.payload.boundary === 'tool');
     expect(audit.map((e) => `${e.payload.outcome}:${e.payload.code}`)).toEqual(['approval-required:CONNECTOR.APPROVAL_PENDING', 'denied:CONNECTOR.APPROVAL_DENIED']);
   });
 });
@@ -175,7 +175,7 @@ describe('a forged approval', () => {
       await producer.close();
     }
     const reports = await waitFor(async () => {
-      const hits = (await topic('audit')).filter((e) => e.payload.code === 'SECURITY.UNTRUSTED_GRANT' && e.subject === listed.approvalId);
+      const hits = (await topic('audit')).filter(isDecisionRecorded).filter((e) => e.payload.code === 'SECURITY.UNTRUSTED_GRANT' && e.subject === listed.approvalId);
       return hits.length >= 4 ? hits : undefined;
     }, { timeoutMs: 30_000, what: 'the forgery reported by the service and by the waiting guard' });
     expect(new Set(reports.map((e) => e.source.split(':')[0]))).toEqual(new Set(['service', 'guard']));

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import { type ApprovalEvent, foldApprovals } from '@gatehouse/approvals';
-import { ApprovalDecidedV1, createEvent, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, createEvent, type DecisionRecorded, isDecisionRecorded, signEvent } from '@gatehouse/contracts';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { compareProjections, openServiceDatabase, rebuildProjection } from '@gatehouse/service-runtime';
@@ -347,8 +347,8 @@ describe('forged decisions', () => {
       ['untrusted-signature', 'bad-signature'],
     ]);
     const security = await waitFor(async () => {
-      const found: TopicEvent<'audit'>[] = [];
-      await replayTopic(kafka, 'audit', { namespace: w.namespace, onRecord: (r) => void found.push(r.event) });
+      const found: DecisionRecorded[] = [];
+      await replayTopic(kafka, 'audit', { namespace: w.namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && found.push(r.event)) });
       const hits = found.filter((e) => e.payload.code === 'SECURITY.UNTRUSTED_GRANT');
       return hits.length === 2 ? hits : undefined;
     }, { what: 'the security events' });

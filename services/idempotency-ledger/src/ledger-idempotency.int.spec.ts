@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
-import { createEvent, LedgerKeyExpiredV1, LedgerKeyReservedV1, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { createEvent, type DecisionRecorded, isDecisionRecorded, LedgerKeyExpiredV1, LedgerKeyReservedV1, signEvent } from '@gatehouse/contracts';
 import { testSigningKey } from '@gatehouse/contracts/testing';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -384,8 +384,8 @@ describe('forged ledger outcomes', () => {
       await producer.close();
     }
     await waitFor(async () => {
-      const found: TopicEvent<'audit'>[] = [];
-      await replayTopic(kafka, 'audit', { namespace: options.namespace, onRecord: (r) => void found.push(r.event) });
+      const found: DecisionRecorded[] = [];
+      await replayTopic(kafka, 'audit', { namespace: options.namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && found.push(r.event)) });
       const hits = found.filter((e) => e.payload.code === 'SECURITY.UNTRUSTED_GRANT' && e.payload.boundary === 'ledger');
       return hits.length === 2 ? hits : undefined;
     }, { what: 'the security events' });

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { checkGrant, type TopicEvent, topicName } from '@gatehouse/contracts';
+import { checkGrant, type DecisionRecorded, isDecisionRecorded, type TopicEvent, topicName } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { createGatekeeper, followPolicyBundles } from '@gatehouse/guard/gatekeeper';
 import { watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
@@ -183,8 +183,8 @@ describe('policy service', () => {
     expect(why.body.decision.effect).toBe('deny');
     expect(why.body.policies).toEqual([expect.objectContaining({ policyId: 'refund-limit', status: 'decided' }), expect.objectContaining({ policyId: 'refunds-by-support' })]);
     const audit = async () => {
-      const found: TopicEvent<'audit'>[] = [];
-      await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void found.push(r.event) });
+      const found: DecisionRecorded[] = [];
+      await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && found.push(r.event)) });
       return found.filter((e) => e.payload.boundary === 'policy');
     };
     expect(await audit()).toEqual([]);
@@ -224,8 +224,8 @@ describe('policy service', () => {
     expect(await ask(1, { policySetId: 'shipping' })).toEqual({ ok: false, error: { code: 'POLICY.NOT_FOUND', message: expect.any(String) } });
     expect(await ask(1, { input: undefined })).toMatchObject({ ok: false, error: { code: 'POLICY.INVALID_REQUEST' } });
     // The replies came after every decision was made: had one been recorded, it would be on the log by now.
-    const found: TopicEvent<'audit'>[] = [];
-    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void found.push(r.event) });
+    const found: DecisionRecorded[] = [];
+    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && found.push(r.event)) });
     expect(found.filter((e) => e.payload.boundary === 'policy')).toEqual([]);
   });
 });
@@ -233,8 +233,8 @@ describe('policy service', () => {
 describe('recording decisions as the caller, never as the body says (issue 15, attack 5)', () => {
   const call = { identity: { tenant: 'acme' }, call: { tool: 'payments.refund' }, input: { amount: 50 } };
   const policyRecords = async (namespace: string) => {
-    const found: TopicEvent<'audit'>[] = [];
-    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void found.push(r.event) });
+    const found: DecisionRecorded[] = [];
+    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && found.push(r.event)) });
     return found.filter((e) => e.payload.boundary === 'policy');
   };
   /** Records one decision as `recorder` and waits for it: a marker that everything answered before it is on the log too. */

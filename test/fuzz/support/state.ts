@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { type TopicId, topicName } from '@gatehouse/contracts';
+import { isDecisionRecorded, type TopicId, topicName } from '@gatehouse/contracts';
 import { replayTopic } from '@gatehouse/kafka';
 import { waitFor } from '@gatehouse/kafka/testing';
 import { type Admin, type Kafka } from 'kafkajs';
@@ -132,7 +132,7 @@ export async function grown(ends: TopicEnds, before: Record<string, string[]>, t
 /** How many events of each code the namespace's audit topic holds (one replay). */
 export async function auditCodes(kafka: Kafka, namespace: string): Promise<Record<string, number>> {
   const codes: Record<string, number> = {};
-  await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (codes[r.event.payload.code] = (codes[r.event.payload.code] ?? 0) + 1) });
+  await replayTopic(kafka, 'audit', { namespace, onRecord: ({ event }) => void (isDecisionRecorded(event) && (codes[event.payload.code] = (codes[event.payload.code] ?? 0) + 1)) });
   return codes;
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RequestContext } from '@mastra/core/request-context';
-import { decodeEvent, encodeEvent, type TopicEvent } from '@gatehouse/contracts';
+import { type DecisionRecorded, decodeEvent, encodeEvent, isDecisionRecorded } from '@gatehouse/contracts';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -65,8 +65,8 @@ describe('guarded agent decisions on the real audit topic', () => {
     expect(unauthorized.tripwire?.code).toBe('RBAC.NO_ACTOR');
     await sink.flush();
 
-    const events: TopicEvent<'audit'>[] = [];
-    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void events.push(r.event) });
+    const events: DecisionRecorded[] = [];
+    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && events.push(r.event)) });
     expect(events).toHaveLength(audit.events().length);
     for (const event of events) {
       // Valid against the contract, byte for byte through the codec.

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { approvalIdForCall } from '@gatehouse/approvals';
-import { ApprovalDecidedV1, ApprovalExpiredV1, canonicalJson, createEvent, type JsonValue, type Keyring, type Scope, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, ApprovalExpiredV1, canonicalJson, createEvent, type DecisionRecorded, isDecisionRecorded, type JsonValue, type Keyring, type Scope, signEvent, type TopicEvent } from '@gatehouse/contracts';
 import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS, testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, randomNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -191,8 +191,8 @@ describe('Kafka approval gateway on the real broker', () => {
     await waiting;
     expect(g.stats().untrusted).toBe(2);
     const reports = await waitFor(async () => {
-      const audit: TopicEvent<'audit'>[] = [];
-      await replayTopic(kafka, 'audit', { namespace, onRecord: (rec) => void audit.push(rec.event) });
+      const audit: DecisionRecorded[] = [];
+      await replayTopic(kafka, 'audit', { namespace, onRecord: (rec) => void (isDecisionRecorded(rec.event) && audit.push(rec.event)) });
       const hits = audit.filter((e) => e.payload.code === 'SECURITY.UNTRUSTED_GRANT');
       return hits.length === 2 ? hits : undefined;
     }, { what: 'the security events' });

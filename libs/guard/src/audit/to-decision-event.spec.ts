@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ContractError, decodeEvent, encodeEvent } from '@gatehouse/contracts';
+import { ContractError, type DecisionRecorded, decodeEvent, encodeEvent, isDecisionRecorded } from '@gatehouse/contracts';
 import { toDecisionEvent } from './to-decision-event.js';
 import { type AuditEvent } from './types.js';
 
@@ -21,8 +21,10 @@ function event(overrides: Partial<AuditEvent> = {}): AuditEvent {
   };
 }
 
-function roundTrip(e: AuditEvent) {
-  return decodeEvent('audit', encodeEvent('audit', toDecisionEvent(e, OPTIONS)));
+function roundTrip(e: AuditEvent): DecisionRecorded {
+  const decoded = decodeEvent('audit', encodeEvent('audit', toDecisionEvent(e, OPTIONS)));
+  if (!isDecisionRecorded(decoded)) throw new Error('not a decision');
+  return decoded;
 }
 
 describe('toDecisionEvent', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RequestContext } from '@mastra/core/request-context';
-import { ApprovalDecidedV1, createEvent, type JsonValue, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, createEvent, type DecisionRecorded, isDecisionRecorded, type JsonValue, signEvent, type TopicEvent } from '@gatehouse/contracts';
 import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -107,8 +107,8 @@ describe('connector approvals on the real broker', () => {
     expect(request.trace?.traceparent).toBe(TRACEPARENT);
     await sink.flush();
 
-    const audited: TopicEvent<'audit'>[] = [];
-    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void audited.push(r.event) });
+    const audited: DecisionRecorded[] = [];
+    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && audited.push(r.event)) });
     const tool = audited.filter((e) => e.payload.boundary === 'tool' && e.correlationId === 'run-agent');
     expect(tool.map((e) => `${e.payload.outcome}:${e.payload.code}`)).toEqual(['approval-required:CONNECTOR.APPROVAL_PENDING', 'allowed:CONNECTOR.APPROVAL_GRANTED', 'allowed:CONNECTOR.ALLOWED']);
     for (const e of tool) {

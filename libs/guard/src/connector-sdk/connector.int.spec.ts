@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { RequestContext } from '@mastra/core/request-context';
-import { decodeEvent, encodeEvent, type TopicEvent } from '@gatehouse/contracts';
+import { type DecisionRecorded, decodeEvent, encodeEvent, isDecisionRecorded } from '@gatehouse/contracts';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
 import { type Kafka } from 'kafkajs';
@@ -85,8 +85,8 @@ describe('tool boundary decisions on the real audit topic', () => {
     await callThrough('agent-loop', fetcher, { url: 'http://169.254.169.254/latest/meta-data' }, context({}));
     await sink.flush();
 
-    const events: TopicEvent<'audit'>[] = [];
-    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void events.push(r.event) });
+    const events: DecisionRecorded[] = [];
+    await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && events.push(r.event)) });
     for (const event of events) expect(decodeEvent('audit', encodeEvent('audit', event))).toEqual(event);
     const decisions = events.filter((e) => e.payload.boundary === 'tool').map((e) => `${e.payload.outcome}:${e.payload.code}`);
     expect(decisions).toEqual([

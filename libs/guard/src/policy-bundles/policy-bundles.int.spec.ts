@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createEvent, PolicyBundlePublishedV1, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { createEvent, type DecisionRecorded, isDecisionRecorded, PolicyBundlePublishedV1, signEvent } from '@gatehouse/contracts';
 import { TEST_KEYRING, TEST_KEYS, testSigningKey } from '@gatehouse/contracts/testing';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -38,8 +38,8 @@ describe('policy bundles on the real broker', () => {
       await waitFor(() => (watcher.stats().untrusted === 2 ? true : undefined), { what: 'the forgeries read' });
       expect(watcher.current('refunds')).toMatchObject({ revision: 1 });
       const reports = await waitFor(async () => {
-        const audit: TopicEvent<'audit'>[] = [];
-        await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void audit.push(r.event) });
+        const audit: DecisionRecorded[] = [];
+        await replayTopic(kafka, 'audit', { namespace, onRecord: (r) => void (isDecisionRecorded(r.event) && audit.push(r.event)) });
         const hits = audit.filter((e) => e.payload.code === 'SECURITY.UNTRUSTED_GRANT');
         return hits.length === 2 ? hits : undefined;
       }, { what: 'the security events' });

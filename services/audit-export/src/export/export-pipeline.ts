@@ -1,4 +1,4 @@
-import { topicName } from '@gatehouse/contracts';
+import { isDecisionRecorded, topicName } from '@gatehouse/contracts';
 import { type DecodedRecord, type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
@@ -190,8 +190,10 @@ export class ExportPipeline {
   }
 
   private buffer(record: DecodedRecord<'audit'>): void {
+    const { event } = record;
+    if (!isDecisionRecorded(event)) return;
     const list = this.buffers.get(record.partition) ?? [];
-    list.push({ event: record.event, topic: record.topic, partition: record.partition, offset: record.offset, logTime: record.logTime });
+    list.push({ event, topic: record.topic, partition: record.partition, offset: record.offset, logTime: record.logTime });
     this.buffers.set(record.partition, list);
   }
 

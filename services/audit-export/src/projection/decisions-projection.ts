@@ -1,9 +1,10 @@
-import { GatehouseError, topicName } from '@gatehouse/contracts';
-import { type DecodedRecord, type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
+import { GatehouseError, isDecisionRecorded, topicName } from '@gatehouse/contracts';
+import { type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { jsonbParam, type LogBinding, type ProjectedLog, ProjectionOffsets } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportLog } from '../export/export-pipeline.js';
+import { type AuditRecord } from '../feeds/export-line.js';
 
 export const PROJECTION_NAME = 'decisions';
 
@@ -24,7 +25,7 @@ export function schemaIdent(schema: string): string {
 }
 
 /** The row of one decision: allowlisted fields only. */
-export function decisionRow(record: DecodedRecord<'audit'>) {
+export function decisionRow(record: AuditRecord) {
   const { event } = record;
   const p = event.payload;
   return {
@@ -119,8 +120,10 @@ export class DecisionsProjection {
         namespace: this.namespace,
         fromOffsets: from,
         onRecord: (record) => {
+          const { event } = record;
+          if (!isDecisionRecorded(event)) return;
           const list = this.rows.get(record.partition) ?? [];
-          list.push(decisionRow(record));
+          list.push(decisionRow({ ...record, event }));
           this.rows.set(record.partition, list);
         },
         onPoison: (p) => {
