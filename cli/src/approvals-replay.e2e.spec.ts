@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, createEvent, signEvent, topicName, trustedEntryOf } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, ApprovalExpiredV1, createEvent, signEvent, topicName, trustedEntryOf } from '@gatehouse/contracts';
 import { approvalProjection } from '@gatehouse/approval-projection';
-import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
+import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 
 const APPROVAL_PROJECTION = approvalProjection(TEST_KEYRING);
 import { EventProducer, Partitioners } from '@gatehouse/kafka';
@@ -11,7 +11,7 @@ import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testi
 import { compareProjections, openServiceDatabase, rebuildProjection } from '@gatehouse/service-runtime';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
 import { type Kafka } from 'kafkajs';
-import { testRequest } from '@gatehouse/approvals/testing';
+import { testCancel, testRequest } from '@gatehouse/approvals/testing';
 
 // The projection is rebuilt from the log alone: what the service wrote and what a replay writes
 // into a fresh schema must be the same rows, and `gatehouse approvals replay --compare` says so.
@@ -57,7 +57,8 @@ describe('gatehouse approvals replay', () => {
       await producer.publish('approvals', signEvent(createEvent(ApprovalDecidedV1, meta(denied), { approvalId: denied, verdict: 'deny', reviewer, comment: 'no' }), TEST_KEYS.approval));
       await new Promise((r) => setTimeout(r, 20));
       await producer.publish('approvals', signEvent(createEvent(ApprovalExpiredV1, meta(expired), { approvalId: expired, deadline: reqs[3]?.event.payload.deadline ?? '' }), TEST_KEYS.approval));
-      await producer.publish('approvals', createEvent(ApprovalCancelledV1, meta(cancelled), { approvalId: cancelled, by: reqs[4]?.event.payload.requester ?? reviewer, reason: 'run ended' }));
+      // Withdrawn by the requesting agent itself: its claim, signed with its key.
+      await producer.publish('approvals', testCancel(cancelled));
     } finally {
       await producer.close();
     }
@@ -71,7 +72,8 @@ describe('gatehouse approvals replay', () => {
     const live = await rebuildProjection(APPROVAL_PROJECTION, { kafka, namespace, database: { url: database.url }, schema: 'approval' });
     expect(live).toMatchObject({ records: 12, unapplied: 1 });
 
-    const env = { GATEHOUSE_TRUSTED_KEYS: JSON.stringify([trustedEntryOf(TEST_KEYS.approval)]), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_KAFKA_BROKERS: process.env['GATEHOUSE_KAFKA_BROKERS'] ?? '127.0.0.1:9092' };
+    // The replay trusts what the service trusts: its approval key and the agents' claim keys.
+    const env = { GATEHOUSE_TRUSTED_KEYS: JSON.stringify([trustedEntryOf(TEST_KEYS.approval), trustedEntryOf(TEST_AGENT_KEY)]), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_KAFKA_BROKERS: process.env['GATEHOUSE_KAFKA_BROKERS'] ?? '127.0.0.1:9092' };
     const equal = await run(['approvals', 'replay', '--compare', '--schema', 'approval_replay'], env);
     expect(equal.stderr).toBe('');
     expect(equal.status).toBe(0);

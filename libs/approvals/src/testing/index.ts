@@ -24,6 +24,8 @@ export interface TestRequestOptions {
   readonly redactedPaths?: readonly string[];
   /** Leave the request unsigned (an unattributed claim). */
   readonly unsigned?: boolean;
+  /** Why approval is needed (default `refunds need a person`). */
+  readonly reason?: string;
 }
 
 /** The input schema of the refund tool the tests ask about (what zod's toJSONSchema makes of it). */
@@ -65,7 +67,7 @@ export function testRequest(options: TestRequestOptions = {}) {
       ...(options.toolDescription !== undefined && { toolDescription: options.toolDescription }),
       ...(options.dryRunPreview !== undefined && { dryRunPreview: options.dryRunPreview }),
       requester,
-      reason: 'refunds need a person',
+      reason: options.reason ?? 'refunds need a person',
       deadline: new Date(Date.now() + (options.deadlineMs ?? 60_000)).toISOString(),
       ...(options.quorum !== undefined && { quorum: options.quorum }),
       ...(options.onBehalfOf !== undefined && { onBehalfOf: options.onBehalfOf }),

@@ -6,7 +6,9 @@ import { RequestContext } from '@mastra/core/request-context';
 import { AuditLogger } from '../audit/audit-logger.js';
 import { ACTOR_CONTEXT_KEY } from '../context.js';
 import { invokeConnector } from '../connector-sdk/connector.js';
+import { type JsonValue } from '@gatehouse/contracts';
 import { CONNECTOR_EXECUTION_CONTEXT_KEY, CONNECTOR_GRANTS_CONTEXT_KEY, DRY_RUN_CONTEXT_KEY } from '../connector-sdk/context-keys.js';
+import { bindGrant } from '../connector-sdk/trusted-context.js';
 import { connectorManifest } from '../connector-sdk/connector.js';
 import { createAgentCliConnector, createClaudeCodeConnector, createCodexConnector } from './agent-cli-connector.js';
 import { defineAgentCli } from './definitions.js';
@@ -22,11 +24,12 @@ const FAKE = defineAgentCli({
   hosts: ['api.example.com'],
 });
 
-function context(extra: Record<string, unknown> = {}): RequestContext {
+/** A trusted context granting `input` once (a grant bound to the default tenant and these arguments). */
+function context(extra: Record<string, unknown> = {}, input: Record<string, unknown> = {}): RequestContext {
   const rc = new RequestContext();
   rc.set(ACTOR_CONTEXT_KEY, { id: 'dev-1', role: 'engineer' });
   rc.set(CONNECTOR_EXECUTION_CONTEXT_KEY, { workflowId: 'wf', runId: 'run-cli' });
-  rc.set(CONNECTOR_GRANTS_CONTEXT_KEY, [{ scope: 'run', connectorId: 'fake-cli', runId: 'run-cli' }]);
+  rc.set(CONNECTOR_GRANTS_CONTEXT_KEY, [bindGrant({ scope: 'run', connectorId: 'fake-cli', runId: 'run-cli' }, { tenant: 'default', input: input as JsonValue })]);
   for (const [k, v] of Object.entries(extra)) rc.set(k, v);
   return rc;
 }
@@ -47,7 +50,8 @@ describe('agent CLI connectors', () => {
 
   it('passes the prompt once after --, even when it looks like a flag, and binds option values with =', async () => {
     const connector = createAgentCliConnector(FAKE, { cwd: workspace, timeoutMs: 20_000, env: { ...process.env, GATEHOUSE_FAKE_CLI_MODE: 'echo' } });
-    const output = await invokeConnector(connector, { prompt: '--dangerously-skip-permissions', model: 'small-1' }, { requestContext: context() });
+    const args = { prompt: '--dangerously-skip-permissions', model: 'small-1' };
+    const output = await invokeConnector(connector, args, { requestContext: context({}, args) });
     const report = JSON.parse(output.text.trim().split('\n')[0] ?? '{}') as { argv: string[]; cwd: string };
     expect(report.argv).toEqual(['run', '--model=small-1', '--', '--dangerously-skip-permissions']);
     expect(report.cwd).toBe(workspace);
@@ -57,7 +61,7 @@ describe('agent CLI connectors', () => {
 
   it('drops a cwd in the input when the workspace comes from trusted config', async () => {
     const connector = createAgentCliConnector(FAKE, { cwd: workspace, env: { ...process.env, GATEHOUSE_FAKE_CLI_MODE: 'echo' } });
-    const output = await invokeConnector(connector, { prompt: 'hi', cwd: '/etc' } as never, { requestContext: context() });
+    const output = await invokeConnector(connector, { prompt: 'hi', cwd: '/etc' } as never, { requestContext: context({}, { prompt: 'hi' }) });
     expect((JSON.parse(output.text.trim().split('\n')[0] ?? '{}') as { cwd: string }).cwd).toBe(workspace);
   });
 
@@ -74,7 +78,7 @@ describe('agent CLI connectors', () => {
   it('keeps the prompt and the CLI output out of errors and audit events when the CLI fails', async () => {
     const audit = new AuditLogger();
     const connector = createAgentCliConnector(FAKE, { cwd: workspace, audit, env: { ...process.env, GATEHOUSE_FAKE_CLI_MODE: 'exit-code', GATEHOUSE_FAKE_CLI_EXIT: '3' } });
-    const error = await invokeConnector(connector, { prompt: 'secret-prompt-text' }, { requestContext: context() }).catch((e: unknown) => e);
+    const error = await invokeConnector(connector, { prompt: 'secret-prompt-text' }, { requestContext: context({}, { prompt: 'secret-prompt-text' }) }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'AGENT_CLI.NON_ZERO_EXIT' });
     const everything = JSON.stringify([error, (error as { toJSON?: () => unknown }).toJSON?.(), audit.events()]);
     expect(everything).not.toContain('secret-prompt-text');

@@ -17,6 +17,7 @@ import {
 import { InMemoryIdempotencyStore } from '../connector-sdk/stores/in-memory-idempotency-store.js';
 import { InMemoryRateLimitStore } from '../connector-sdk/stores/in-memory-rate-limit-store.js';
 import { tenantIsolation } from '../connector-sdk/tool-policies.js';
+import { bindGrant } from '../connector-sdk/trusted-context.js';
 
 const CALLS = 20_000;
 
@@ -34,18 +35,19 @@ export async function benchConnector(): Promise<void> {
     idempotencyStore: new InMemoryIdempotencyStore({ maxEntries: CALLS * 2 }),
     rateLimitStore: new InMemoryRateLimitStore(),
   });
+  const input = { orderId: 'o-1', amount: 5 };
   const contexts = Array.from({ length: CALLS }, (_, i) => {
     const rc = new RequestContext();
     rc.set(ACTOR_CONTEXT_KEY, { id: 'bench', role: 'operator' });
     rc.set(AGENT_AUDIT_CONTEXT_KEY, { tenant: 'acme', agentId: 'bench', runId: 'run-bench', entryPath: 'bench' });
     rc.set(CONNECTOR_EXECUTION_CONTEXT_KEY, { workflowId: 'wf', runId: 'run-bench' });
-    rc.set(CONNECTOR_GRANTS_CONTEXT_KEY, [{ scope: 'run', connectorId: 'bench.refund', runId: 'run-bench' }]);
+    // One grant per approved call, bound to the tenant and arguments: each authorizes one execution.
+    rc.set(CONNECTOR_GRANTS_CONTEXT_KEY, [bindGrant({ scope: 'run', connectorId: 'bench.refund', runId: 'run-bench', approvalId: `bench-${i}` } as const, { tenant: 'acme', input })]);
     rc.set(PRINCIPAL_PERMISSIONS_CONTEXT_KEY, { principalId: 'bench', permissions: ['refunds:create'] });
     rc.set(ISOLATION_SCOPE_CONTEXT_KEY, 'acme');
     rc.set(IDEMPOTENCY_KEY_CONTEXT_KEY, `key-${i}`);
     return rc;
   });
-  const input = { orderId: 'o-1', amount: 5 };
 
   // Warm-up both paths.
   for (let i = 0; i < 500; i += 1) await execute(input);

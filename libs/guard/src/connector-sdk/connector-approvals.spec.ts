@@ -14,6 +14,7 @@ import { scriptedModel } from '../testing/scripted-model.js';
 import { createConnector, invokeConnector } from './connector.js';
 import { CONNECTOR_EXECUTION_CONTEXT_KEY, CONNECTOR_GRANTS_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY } from './context-keys.js';
 import { InMemoryIdempotencyStore } from './stores/in-memory-idempotency-store.js';
+import { bindGrant } from './trusted-context.js';
 import { type ConnectorConfig } from './types.js';
 
 const CARD = '4111111111111111';
@@ -188,7 +189,7 @@ describe('connector approvals through the log', () => {
   it('still honours a matching grant in context without asking, and without a gateway still refuses outright', async () => {
     const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
     const { connector, executed } = refunds(gateway);
-    const grant = { scope: 'run', connectorId: 'payments.refund', runId: 'run-1', approvalId: 'appr_from_host' };
+    const grant = bindGrant({ scope: 'run', connectorId: 'payments.refund', runId: 'run-1', approvalId: 'appr_from_host' } as const, { tenant: 'acme', input });
     await expect(invokeConnector(connector, input, { requestContext: context({ [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant] }) })).resolves.toEqual({ refunded: 40 });
     expect(gateway.records).toHaveLength(0);
     expect(executed).toHaveLength(1);

@@ -10,6 +10,7 @@ import { kafkaAuditPublisher, kafkaAuditSink } from '../audit/kafka-sink.js';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
 import { createConnector } from './connector.js';
 import { CONNECTOR_EXECUTION_CONTEXT_KEY, CONNECTOR_GRANTS_CONTEXT_KEY, DRY_RUN_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, PRINCIPAL_PERMISSIONS_CONTEXT_KEY } from './context-keys.js';
+import { bindGrant } from './trusted-context.js';
 import { InMemoryIdempotencyStore } from './stores/in-memory-idempotency-store.js';
 import { InMemoryRateLimitStore } from './stores/in-memory-rate-limit-store.js';
 import { callThrough } from './testing/entry-points.js';
@@ -58,20 +59,21 @@ describe('tool boundary decisions on the real audit topic', () => {
       idempotencyStore: new InMemoryIdempotencyStore(),
       rateLimitStore: new InMemoryRateLimitStore(),
     });
-    const grant = { scope: 'run', connectorId: 'refunds.create', runId: 'run-int' };
     const permitted = { [PRINCIPAL_PERMISSIONS_CONTEXT_KEY]: { principalId: 'user-1', permissions: ['refunds:create'] } };
     const input = { orderId: 'o-1', amount: 12 };
+    // One grant per approved call (each authorizes one execution), bound to acme and these arguments.
+    const grantFor = (approvalId: string) => bindGrant({ scope: 'run', connectorId: 'refunds.create', runId: 'run-int', approvalId } as const, { tenant: 'acme', input });
 
     await callThrough('direct', connector, input, context({}));
     await callThrough('agent-loop', connector, input, context({ ...permitted }));
     await callThrough('direct', connector, input, context({ ...permitted, [DRY_RUN_CONTEXT_KEY]: true }));
-    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-1' }));
-    await callThrough('agent-loop', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-1' }));
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grantFor('ctx-1')], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-1' }));
+    await callThrough('agent-loop', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grantFor('ctx-1')], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-1' }));
     fail = true;
-    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-2' }));
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grantFor('ctx-2')], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-2' }));
     fail = false;
-    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-3' }));
-    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-4' }));
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grantFor('ctx-3')], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-3' }));
+    await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: [grantFor('ctx-4')], [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'r-4' }));
     await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_GRANTS_CONTEXT_KEY]: ['refunds.create'] }));
     await callThrough('direct', connector, input, context({ ...permitted, [CONNECTOR_EXECUTION_CONTEXT_KEY]: { runId: 42 } }));
     const fetcher = createConnector({

@@ -20,6 +20,7 @@ import { InMemoryIdempotencyStore } from './stores/in-memory-idempotency-store.j
 import { InMemoryRateLimitStore } from './stores/in-memory-rate-limit-store.js';
 import { callThrough, type ConnectorEntryPoint } from './testing/entry-points.js';
 import { crossWorkflowIsolation, tenantIsolation } from './tool-policies.js';
+import { bindGrant } from './trusted-context.js';
 import { type ConnectorConfig, type PermissionManifest } from './types.js';
 
 const identity = { workflowId: 'wf-refunds', runId: 'run-1', suspension: { stepPath: 'approve', suspendedAt: '2026-11-30T10:00:00.000Z', resumeCount: 0 } };
@@ -53,8 +54,10 @@ function context(entries: Record<string, unknown> = {}): RequestContext {
   return rc;
 }
 
-const toolCallGrant = (toolCallId = 'call-1') => ({ scope: 'tool-call', connectorId: 'refunds.create', workflowId: identity.workflowId, runId: identity.runId, suspension: identity.suspension, toolCallId });
 const input = { orderId: 'o-1', amount: 40 };
+/** A tool-call grant bound (as host code mints it) to tenant acme and `input`. */
+const toolCallGrant = (toolCallId = 'call-1') =>
+  bindGrant({ scope: 'tool-call', connectorId: 'refunds.create', workflowId: identity.workflowId, runId: identity.runId, suspension: identity.suspension, toolCallId } as const, { tenant: 'acme', input });
 const lastDecision = (audit: AuditLogger) => audit.events().filter((e) => e.boundary === 'tool').at(-1);
 const paths: ConnectorEntryPoint[] = ['agent-loop', 'direct'];
 
@@ -217,7 +220,7 @@ describe.each(paths)('manifest enforcement on the %s path', (path) => {
 describe('approval grants', () => {
   it('accepts a run-scoped standing grant and runs an approved edit with the edited input', async () => {
     const { connector, calls } = build({ sideEffect: 'write', requiresApproval: true });
-    const grant = { scope: 'run', connectorId: 'refunds.create', runId: 'run-1', editedInput: { orderId: 'o-1', amount: 20 } };
+    const grant = bindGrant({ scope: 'run', connectorId: 'refunds.create', runId: 'run-1', editedInput: { orderId: 'o-1', amount: 20 } } as const, { tenant: 'acme', input });
     const result = await invokeConnector(connector, input, { requestContext: context({ [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant] }) });
     expect(result).toEqual({ ok: true, amount: 20 });
     expect(calls).toEqual([{ orderId: 'o-1', amount: 20 }]);
@@ -229,13 +232,36 @@ describe('approval grants', () => {
     await expect(invokeConnector(connector, input, { requestContext: context({ [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant] }) })).rejects.toBeInstanceOf(ConnectorPolicyError);
   });
 
-  it('reuses a tool-call grant when the same tool call retries', async () => {
-    const { connector, calls } = build({ sideEffect: 'write', requiresApproval: true });
+  it('runs a bound tool-call grant once: the same tool call again is refused as used', async () => {
+    const { connector, calls, audit } = build({ sideEffect: 'write', requiresApproval: true });
     const rc = context({ [CONNECTOR_GRANTS_CONTEXT_KEY]: [toolCallGrant('call-7')] });
     await invokeConnector(connector, input, { requestContext: rc, toolCallId: 'call-7' });
-    await invokeConnector(connector, input, { requestContext: rc, toolCallId: 'call-7' });
+    await expect(invokeConnector(connector, input, { requestContext: rc, toolCallId: 'call-7' })).rejects.toMatchObject({ code: 'CONNECTOR.GRANT_USED', retryable: false });
+    expect(lastDecision(audit)).toMatchObject({ decision: 'denied', code: 'CONNECTOR.GRANT_USED' });
     await expect(invokeConnector(connector, input, { requestContext: rc, toolCallId: 'call-8' })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_REQUIRED' });
+    expect(calls).toHaveLength(1);
+  });
+
+  it('honours a bound grant only for its tenant and arguments, and refuses one that names neither', async () => {
+    const { connector, calls } = build({ sideEffect: 'write', requiresApproval: true });
+    const unbound = { scope: 'tool-call', connectorId: 'refunds.create', workflowId: identity.workflowId, runId: identity.runId, suspension: identity.suspension, toolCallId: 'call-1' } as const;
+    const otherTenant = bindGrant(unbound, { tenant: 'globex', input });
+    const otherArgs = bindGrant(unbound, { tenant: 'acme', input: { ...input, amount: 1 } });
+    for (const grant of [otherTenant, otherArgs]) {
+      await expect(invokeConnector(connector, input, { requestContext: context({ [CONNECTOR_GRANTS_CONTEXT_KEY]: [grant] }), toolCallId: 'call-1' })).rejects.toMatchObject({ code: 'CONNECTOR.APPROVAL_REQUIRED' });
+    }
+    await expect(invokeConnector(connector, input, { requestContext: context({ [CONNECTOR_GRANTS_CONTEXT_KEY]: [unbound] }), toolCallId: 'call-1' })).rejects.toMatchObject({ code: 'CONNECTOR.GRANT_UNBOUND' });
+    expect(calls).toHaveLength(0);
+  });
+
+  it("keeps the first edition's reusable grants only as an explicit opt-in", async () => {
+    const { connector, calls } = build({ sideEffect: 'write', requiresApproval: true }, { contextGrants: 'reusable' });
+    const legacy = { scope: 'tool-call', connectorId: 'refunds.create', workflowId: identity.workflowId, runId: identity.runId, suspension: identity.suspension, toolCallId: 'call-7' };
+    const rc = context({ [CONNECTOR_GRANTS_CONTEXT_KEY]: [legacy] });
+    await invokeConnector(connector, input, { requestContext: rc, toolCallId: 'call-7' });
+    await invokeConnector(connector, input, { requestContext: rc, toolCallId: 'call-7' });
     expect(calls).toHaveLength(2);
+    expect(() => build({ sideEffect: 'write', requiresApproval: true }, { contextGrants: 'always' as never })).toThrow(/contextGrants/);
   });
 });
 

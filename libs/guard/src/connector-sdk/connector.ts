@@ -1,6 +1,7 @@
 import { createTool, type Tool } from '@mastra/core/tools';
 import { RequestContext } from '@mastra/core/request-context';
-import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
+import { createHash } from 'node:crypto';
+import { canonicalJson, GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { z, type ZodType } from 'zod';
 import { MAX_TIMER_MS } from '../approvals/gateway-core.js';
 import { parseRedactPath, redactArguments, repeatsRedacted, restoreRedacted } from '../approvals/redaction.js';
@@ -19,7 +20,7 @@ import { type ResolvedManifest, resolveManifest } from './manifest.js';
 import { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
 import { cloneJson, isJsonNative } from './stores/json-native.js';
 import { backgroundExecution, networkEgress } from './tool-policies.js';
-import { grantMatches, readDryRun, readGrants, readIdentity, readPermissions, readScalar } from './trusted-context.js';
+import { argumentsHashOf, grantMatches, readDryRun, readGrants, readIdentity, readPermissions, readScalar } from './trusted-context.js';
 import {
   type ConnectorApprovalsConfig,
   type ConnectorConfig,
@@ -56,8 +57,17 @@ interface Internals {
   readonly fetch: EgressGuardedFetch;
   readonly description: string;
   readonly approvals: ResolvedApprovals | undefined;
+  readonly contextGrants: 'bound' | 'reusable';
+  /** Context grants this connector has run on (digests of the grant): each authorizes one execution. */
+  readonly usedGrants: Set<string>;
   toolExecute?: unknown;
 }
+
+/**
+ * At most this many used context grants are remembered per connector; past it context grants are
+ * refused (fail closed) rather than forgotten, since forgetting one would let it run again.
+ */
+const MAX_USED_GRANTS = 100_000;
 
 interface ResolvedApprovals {
   readonly gateway: ApprovalGateway;
@@ -70,7 +80,7 @@ interface ResolvedApprovals {
 }
 
 const registry = new WeakMap<object, Internals>();
-const CONFIG_FIELDS = new Set(['id', 'description', 'inputSchema', 'outputSchema', 'permissions', 'policies', 'execute', 'dryRunExecute', 'reconcile', 'audit', 'idempotencyStore', 'rateLimitStore', 'pendingTtlMs', 'approvals', 'mastraRequireApproval']);
+const CONFIG_FIELDS = new Set(['id', 'description', 'inputSchema', 'outputSchema', 'permissions', 'policies', 'execute', 'dryRunExecute', 'reconcile', 'audit', 'idempotencyStore', 'rateLimitStore', 'pendingTtlMs', 'approvals', 'mastraRequireApproval', 'contextGrants']);
 const APPROVALS_FIELDS = new Set(['gateway', 'deadlineMs', 'waitMs', 'redactPaths', 'quorum']);
 /** A request may stay open at most this long. */
 const MAX_DEADLINE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -93,6 +103,8 @@ const REASONS: Record<string, string> = {
   'CONNECTOR.APPROVAL_EXPIRED': 'the approval expired before a decision',
   'CONNECTOR.APPROVAL_CANCELLED': 'the approval request was withdrawn',
   'CONNECTOR.APPROVAL_USED': 'the approval grant was already used for this call',
+  'CONNECTOR.GRANT_UNBOUND': 'the approval grant in context names no tenant and arguments hash',
+  'CONNECTOR.GRANT_USED': 'the approval grant in context was already used',
   'CONNECTOR.APPROVAL_TIMEOUT': 'no approval decision arrived in time',
   'CONNECTOR.APPROVAL_UNAVAILABLE': 'the approvals log could not be read or written',
   'CONNECTOR.APPROVAL_REQUEST_INVALID': 'the call cannot be put to a reviewer',
@@ -122,6 +134,8 @@ const CATEGORIES: Record<string, ConnectorErrorCategory> = {
   'CONNECTOR.APPROVAL_EXPIRED': 'approval',
   'CONNECTOR.APPROVAL_CANCELLED': 'approval',
   'CONNECTOR.APPROVAL_USED': 'approval',
+  'CONNECTOR.GRANT_UNBOUND': 'approval',
+  'CONNECTOR.GRANT_USED': 'approval',
   'CONNECTOR.APPROVAL_TIMEOUT': 'approval',
   'CONNECTOR.APPROVAL_UNAVAILABLE': 'unavailable',
   'CONNECTOR.APPROVAL_REQUEST_INVALID': 'approval',
@@ -274,6 +288,7 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
   if (config.reconcile !== undefined && config.permissions?.idempotencyKey !== true) throw new TypeError(`createConnector(${config.id}): reconcile needs permissions.idempotencyKey`);
   if (!config.inputSchema || typeof (config.inputSchema as { safeParse?: unknown }).safeParse !== 'function') throw new TypeError(`createConnector(${config.id}): inputSchema must be a zod schema`);
   if (config.mastraRequireApproval !== undefined && typeof config.mastraRequireApproval !== 'boolean') throw new TypeError(`createConnector(${config.id}): mastraRequireApproval must be a boolean`);
+  if (config.contextGrants !== undefined && config.contextGrants !== 'bound' && config.contextGrants !== 'reusable') throw new TypeError(`createConnector(${config.id}): contextGrants must be 'bound' or 'reusable'`);
   const pendingTtlMs = config.pendingTtlMs ?? 900_000;
   if (!Number.isSafeInteger(pendingTtlMs) || pendingTtlMs < 1) throw new TypeError(`createConnector(${config.id}): pendingTtlMs must be a positive integer`);
   const resolved = resolveManifest(config.id, config.permissions, config.policies, {
@@ -301,6 +316,8 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
     pendingTtlMs,
     description: config.description,
     approvals,
+    contextGrants: config.contextGrants ?? 'bound',
+    usedGrants: new Set(),
     fetch: egressFetch({
       allowedHosts: resolved.egress,
       connectorId: config.id,
@@ -500,9 +517,19 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
   // The grant of a reviewer's decision, used (once) just before the tool runs: after the
   // idempotency gate, so a retry of a call that already ran replays its result instead.
   let grantToUse: { readonly grant: GrantedApproval['grant']; readonly request: ApprovalRequestInput; readonly gateway: ApprovalGateway } | undefined;
+  // The digest of a bound context grant, used (once) at the same point.
+  let contextGrantToUse: string | undefined;
   const parkedBy = guardrailApprovalOf(rc);
   if (c.resolved.approvalRequired || (parkedBy !== undefined && c.approvals)) {
-    const grant = grants.state === 'valid' ? grants.value.find((g) => grantMatches(g, { connectorId: c.id, identity: identityValue, toolCallId: call.toolCallId })) : undefined;
+    const shaped = grants.state === 'valid' ? grants.value.filter((g) => grantMatches(g, { connectorId: c.id, identity: identityValue, toolCallId: call.toolCallId })) : [];
+    let grant = shaped[0];
+    if (c.contextGrants === 'bound' && shaped.length > 0) {
+      // A grant is for one tenant, these arguments, once: one naming neither is the first edition's, refused by name.
+      if (shaped.every((g) => g.tenant === undefined || g.argumentsHash === undefined)) return deny('CONNECTOR.GRANT_UNBOUND');
+      const argumentsHash = isJsonNative(input) ? argumentsHashOf(input as JsonValue) : undefined;
+      grant = shaped.find((g) => g.tenant === tenant && g.argumentsHash === argumentsHash);
+      if (grant) contextGrantToUse = createHash('sha256').update(canonicalJson(grant as unknown as JsonValue)).digest('hex');
+    }
     if (grant) {
       if (grant.approvalId !== undefined) approvalDetail = { approvalId: grant.approvalId };
       if (grant.editedInput !== undefined) effectiveInput = validate(c, 'input', grant.editedInput);
@@ -632,6 +659,14 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
       await release(code, false);
       return deny(code);
     }
+  }
+  if (contextGrantToUse !== undefined) {
+    // Checked and marked in one synchronous step: two concurrent calls cannot both pass.
+    if (c.usedGrants.has(contextGrantToUse) || c.usedGrants.size >= MAX_USED_GRANTS) {
+      await release('CONNECTOR.GRANT_USED', false);
+      return deny('CONNECTOR.GRANT_USED');
+    }
+    c.usedGrants.add(contextGrantToUse);
   }
 
   // 7. Rate limit: last gate before execution, so a refused call consumes nothing.

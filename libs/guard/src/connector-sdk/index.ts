@@ -4,7 +4,7 @@ export * from './errors.js';
 export { createConnector, connectorManifest, connectorEgressPosture, invokeConnector, type AnyConnector, type Connector, type ConnectorInvocationOptions } from './connector.js';
 export { parseRateLimit, PERMISSION_IDENTIFIER } from './manifest.js';
 export { backgroundExecution, crossWorkflowIsolation, networkEgress, tenantIsolation } from './tool-policies.js';
-export { grantMatches } from './trusted-context.js';
+export { argumentsHashOf, bindGrant, grantMatches } from './trusted-context.js';
 export { InMemoryIdempotencyStore } from './stores/in-memory-idempotency-store.js';
 export { InMemoryRateLimitStore } from './stores/in-memory-rate-limit-store.js';
 export { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';

@@ -1,4 +1,5 @@
-import { type JsonValue } from '@gatehouse/contracts';
+import { createHash } from 'node:crypto';
+import { canonicalJson, type JsonValue } from '@gatehouse/contracts';
 import { readContextValue } from '../context.js';
 import { cloneJson, isJsonNative } from './stores/json-native.js';
 import {
@@ -37,14 +38,18 @@ function parseSuspension(v: unknown): ConnectorApprovalSuspension | undefined {
 
 function parseGrant(v: unknown): ConnectorApprovalGrant | undefined {
   if (!plainObject(v)) return undefined;
-  const base = ['scope', 'connectorId', 'runId', 'workflowId', 'approvalId', 'editedInput'];
+  const base = ['scope', 'connectorId', 'runId', 'workflowId', 'approvalId', 'editedInput', 'tenant', 'argumentsHash'];
   if (!nonEmpty(v['connectorId']) || !nonEmpty(v['runId'])) return undefined;
+  if (v['tenant'] !== undefined && !nonEmpty(v['tenant'], 256)) return undefined;
+  if (v['argumentsHash'] !== undefined && (typeof v['argumentsHash'] !== 'string' || !/^[\da-f]{64}$/.test(v['argumentsHash']))) return undefined;
   if (v['approvalId'] !== undefined && !nonEmpty(v['approvalId'])) return undefined;
   if (v['editedInput'] !== undefined && !isJsonNative(v['editedInput'])) return undefined;
   const common = {
     connectorId: v['connectorId'],
     runId: v['runId'],
     ...(v['approvalId'] === undefined ? {} : { approvalId: v['approvalId'] as string }),
+    ...(v['tenant'] === undefined ? {} : { tenant: v['tenant'] as string }),
+    ...(v['argumentsHash'] === undefined ? {} : { argumentsHash: v['argumentsHash'] as string }),
     ...(v['editedInput'] === undefined ? {} : { editedInput: cloneJson(v['editedInput'] as JsonValue) }),
   };
   switch (v['scope']) {
@@ -118,4 +123,18 @@ export function grantMatches(
   const s = call.identity.suspension;
   if (!s || s.stepPath !== grant.suspension.stepPath || s.suspendedAt !== grant.suspension.suspendedAt || s.resumeCount !== grant.suspension.resumeCount) return false;
   return grant.scope === 'suspension' || (call.toolCallId !== undefined && grant.toolCallId === call.toolCallId);
+}
+
+/** The arguments hash a bound context grant names: hex sha-256 of the arguments' canonical JSON. */
+export function argumentsHashOf(input: JsonValue): string {
+  return createHash('sha256').update(canonicalJson(input)).digest('hex');
+}
+
+/**
+ * `grant` bound to one call's tenant and arguments: what trusted host code puts in
+ * `CONNECTOR_GRANTS_CONTEXT_KEY` for a `contextGrants: 'bound'` connector (the default). The
+ * arguments are the call's as the model proposed them (before a reviewer's `editedInput`).
+ */
+export function bindGrant<G extends ConnectorApprovalGrant>(grant: G, call: { readonly tenant: string; readonly input: JsonValue }): G & { tenant: string; argumentsHash: string } {
+  return { ...grant, tenant: call.tenant, argumentsHash: argumentsHashOf(call.input) };
 }

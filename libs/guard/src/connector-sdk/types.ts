@@ -40,6 +40,13 @@ export interface ConnectorApprovalSuspension {
 interface GrantBase {
   readonly connectorId: string;
   readonly runId: string;
+  /**
+   * The tenant and the arguments (hex sha-256 of their canonical JSON) the grant is for. A
+   * connector honours a grant only for that tenant and those arguments, once
+   * (`contextGrants: 'bound'`, the default); `'reusable'` connectors ignore both.
+   */
+  readonly tenant?: string;
+  readonly argumentsHash?: string;
   /** Approval record the grant came from (for the audit trail). */
   readonly approvalId?: string;
   /** Arguments a reviewer approved with edits: the call runs with these instead. */
@@ -184,6 +191,14 @@ export interface ConnectorConfig<I, O> {
    * Mastra approval never replaces the gatehouse grant: the gate still requires one.
    */
   readonly mastraRequireApproval?: boolean;
+  /**
+   * How grants from trusted context (`CONNECTOR_GRANTS_CONTEXT_KEY`) count. `'bound'` (default):
+   * a grant must name the call's tenant and arguments hash and authorizes one execution in this
+   * process (`CONNECTOR.GRANT_UNBOUND` for a grant without them, `CONNECTOR.GRANT_USED` for a
+   * second use). `'reusable'`: the first edition's rule, kept as an explicit opt-in: a grant
+   * authorizes every matching call of its run, for any tenant and arguments.
+   */
+  readonly contextGrants?: 'bound' | 'reusable';
 }
 
 /** How a connector asks for approval through the log. */

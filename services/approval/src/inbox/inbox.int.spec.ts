@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type JsonValue } from '@gatehouse/contracts';
+import { TEST_AGENT_KEY, TEST_KEYS, testAgentKey, testKeyring } from '@gatehouse/contracts/testing';
 import { EventProducer } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
@@ -15,6 +16,7 @@ const REPO_ROOT = path.resolve(import.meta.dirname, '../../../..');
 const SCREENSHOT = path.join(REPO_ROOT, '.artifacts', 'inbox', 'inbox.png');
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
+const HOSTILE_AGENT = testAgentKey(`agent:${HOSTILE}`, ['acme']);
 const STEP_MS = 10_000;
 
 const alice = testReviewer('user:alice');
@@ -33,7 +35,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   const namespace = await provisionedNamespace(kafka);
   producer = await EventProducer.connect(kafka, { namespace });
-  app = await startApprovalApp({ namespace, schema: 'approval_inbox', databaseUrl: database.url, reviewers: [alice, bob] });
+  app = await startApprovalApp({ namespace, schema: 'approval_inbox', databaseUrl: database.url, reviewers: [alice, bob], keyring: testKeyring(TEST_KEYS.approval, TEST_AGENT_KEY, HOSTILE_AGENT) });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
 });
 
@@ -75,9 +77,8 @@ async function signedIn(page: Page): Promise<void> {
 
 /** Appends a request as a guard would and waits until the service lists it. */
 async function publish(options: TestRequestOptions = {}, reason?: string) {
-  const made = testRequest(options);
-  const event = reason === undefined ? made.event : { ...made.event, payload: { ...made.event.payload, reason } };
-  await producer.publish('approvals', event);
+  const made = testRequest({ ...options, ...(reason !== undefined && { reason }) });
+  await producer.publish('approvals', made.event);
   await waitFor(async () => ((await app.get(`/v1/approvals/${made.approvalId}`, bearer(alice))).status === 200 ? true : undefined), {
     what: 'the request projected',
     timeoutMs: STEP_MS,
@@ -250,7 +251,8 @@ describe('reviewers’ web inbox in headless Chromium', () => {
       {
         arguments: { orderId: HOSTILE, amount: 5 },
         toolDescription: `${HOSTILE} Refunds an order`,
-        requester: { id: `agent:${HOSTILE}`, role: 'agent', kind: 'agent' },
+        // Signed by an agent whose id is itself hostile: the claim is attributed, its content still only text.
+        agentKey: HOSTILE_AGENT,
       },
       HOSTILE,
     );

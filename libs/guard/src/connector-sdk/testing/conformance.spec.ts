@@ -6,6 +6,8 @@ import { createAgentCliConnector, createClaudeCodeConnector, createCodexConnecto
 import { CLAUDE_CODE_CLI } from '../../agent-cli/definitions.js';
 import { type AgentCliExec } from '../../agent-cli/run-cli.js';
 import { createConnector } from '../connector.js';
+import { type JsonValue } from '@gatehouse/contracts';
+import { bindGrant } from '../trusted-context.js';
 import { conformanceCases, type ConnectorConformanceCase, runConnectorConformance } from './conformance.js';
 
 const identity = { workflowId: 'wf-conf', runId: 'run-conf', suspension: { stepPath: 'approve', suspendedAt: '2026-11-30T10:00:00.000Z', resumeCount: 0 } };
@@ -19,7 +21,8 @@ function approvalCases(connectorId: string, input: unknown): ConnectorConformanc
     {
       name: 'matching tool-call grant',
       input,
-      request: { identity, toolCallId: 'call-1', grants: [{ scope: 'tool-call', connectorId, workflowId: identity.workflowId, runId: identity.runId, suspension: identity.suspension, toolCallId: 'call-1' }] },
+      // Bound to the kit's tenant and these arguments, as host code mints it.
+      request: { identity, toolCallId: 'call-1', grants: [bindGrant({ scope: 'tool-call', connectorId, workflowId: identity.workflowId, runId: identity.runId, suspension: identity.suspension, toolCallId: 'call-1' }, { tenant: 'conformance', input: input as JsonValue })] },
       expect: { outcome: 'allowed' },
       // A tool-call grant names a tool call: only the agent loop and a direct call have one.
       entryPoints: ['agent-loop', 'direct'],
@@ -27,7 +30,7 @@ function approvalCases(connectorId: string, input: unknown): ConnectorConformanc
     {
       name: 'matching suspension grant',
       input,
-      request: { identity, grants: [{ scope: 'suspension', connectorId, workflowId: identity.workflowId, runId: identity.runId, suspension: identity.suspension }] },
+      request: { identity, grants: [bindGrant({ scope: 'suspension', connectorId, workflowId: identity.workflowId, runId: identity.runId, suspension: identity.suspension }, { tenant: 'conformance', input: input as JsonValue })] },
       expect: { outcome: 'allowed' },
       entryPoints: ['workflow-step', 'nested-tool'],
     },
