@@ -1,4 +1,4 @@
-import { GatehouseError, type TopicEvent, type TopicId } from '@gatehouse/contracts';
+import { type AgentKey, GatehouseError, isDecisionRecorded, type SigningKey, type TopicEvent, type TopicId } from '@gatehouse/contracts';
 import { type Kafka } from 'kafkajs';
 import { EventProducer, type AppendResult } from '../producer.js';
 import { type DecodedRecord, type PoisonRecord } from '../records.js';
@@ -6,7 +6,8 @@ import { replayTopic } from '../replay.js';
 import { type TailHandle, tailTopic } from '../tail.js';
 import { OffsetWatermarks } from './offset-watermarks.js';
 import { VerdictBook } from './verdict-book.js';
-import { reportIfUntrusted, type UntrustedReporting } from './fold-reader.js';
+import { AuditCheckpointer } from '../audit-checkpoints.js';
+import { type AuditAppender, reportIfUntrusted, type UntrustedReporting } from './fold-reader.js';
 
 /** A pure fold over one topic: `apply` advances `state` in place and returns its verdict on the event. */
 export interface Fold<T extends TopicId, S, V> {
@@ -51,6 +52,12 @@ export interface FoldEngineOptions<T extends TopicId, S, V> {
    * topic as `SECURITY.UNTRUSTED_GRANT` and logged.
    */
   readonly untrusted?: UntrustedReporting;
+  /**
+   * Signs checkpoints over every audit record the engine appends (its security reports and
+   * `publishTo('audit', …)`), so verifiers count them as the service's (`AuditChainCheckpointV1`);
+   * without it they read as unverified. The service's own signing key.
+   */
+  readonly auditKey?: SigningKey | AgentKey;
   /** How long a writer waits for its own verdict (append included), ms. Default 5,000. */
   readonly decisionDeadlineMs?: number;
   /** Most verdicts kept for writers at once. Default 10,000. */
@@ -123,6 +130,10 @@ export class FoldEngine<T extends TopicId, S, V> {
   private flushAgain = false;
   private retryDelayMs = 0;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** One per audit source the engine writes (a service writes one): what signs its checkpoints. */
+  private readonly checkpointers = new Map<string, AuditCheckpointer>();
+  /** The engine's audit writes: appended, then covered by the next checkpoint. */
+  private readonly audit: AuditAppender = { publish: (_topicId, event) => this.appendAudit(event) };
 
   private constructor(private readonly options: FoldEngineOptions<T, S, V>) {
     this.foldState = options.fold.create();
@@ -199,7 +210,7 @@ export class FoldEngine<T extends TopicId, S, V> {
     this.applied.advance(record.partition, next);
     const live = this.currentPhase !== 'starting';
     if (!this.options.projection && live) this.answered.advance(record.partition, next);
-    if (live && this.options.untrusted) reportIfUntrusted(record, this.options.topicId, this.options.namespace, this.options.untrusted, () => this.producer, this.log);
+    if (live && this.options.untrusted) reportIfUntrusted(record, this.options.topicId, this.options.namespace, this.options.untrusted, () => (this.producer ? this.audit : undefined), this.log);
     this.options.onApplied?.(record, verdict, live);
     if (fate === 'abandoned') this.options.onAbandoned?.(record.event, verdict);
   }
@@ -302,7 +313,33 @@ export class FoldEngine<T extends TopicId, S, V> {
   async publishTo<U extends TopicId>(topicId: U, event: TopicEvent<U>): Promise<AppendResult> {
     const producer = this.producer;
     if (this.currentPhase !== 'running' || !producer) throw this.options.unavailable(this.currentPhase);
+    if (topicId === 'audit') return this.appendAudit(event as TopicEvent<'audit'>);
     return producer.publish(topicId, event);
+  }
+
+  /** Appends an audit record; once acknowledged, the next checkpoint of its source covers it. */
+  private async appendAudit(event: TopicEvent<'audit'>): Promise<AppendResult> {
+    const producer = this.producer;
+    if (!producer) throw this.options.unavailable(this.currentPhase);
+    const appended = await producer.publish('audit', event);
+    if (isDecisionRecorded(event)) this.checkpointerOf(event.source)?.covered(event);
+    return appended;
+  }
+
+  private checkpointerOf(source: string): AuditCheckpointer | undefined {
+    const key = this.options.auditKey;
+    if (!key) return undefined;
+    let checkpointer = this.checkpointers.get(source);
+    if (!checkpointer) {
+      checkpointer = new AuditCheckpointer({
+        key,
+        source,
+        append: (checkpoint) => (this.producer ? this.producer.publish('audit', checkpoint) : Promise.reject(this.options.unavailable('stopped'))),
+        onError: () => this.log('warn', 'could not append an audit checkpoint; its records go into the next', { code: 'AUDIT.CHECKPOINT_FAILED' }),
+      });
+      this.checkpointers.set(source, checkpointer);
+    }
+    return checkpointer;
   }
 
   /** Appends without waiting for a verdict (an undo, an expiry sweep); resolves once the broker has it. */
@@ -346,6 +383,8 @@ export class FoldEngine<T extends TopicId, S, V> {
       // Best effort: a restart replays from offset 0 and fills in whatever this misses.
       await projection.flush(this.foldState, this.applied.snapshot()).catch(() => undefined);
     }
+    // The last checkpoints, so every audit record this engine appended is covered.
+    for (const checkpointer of this.checkpointers.values()) await checkpointer.close().catch(() => undefined);
     await this.producer?.close().catch(() => undefined);
   }
 }

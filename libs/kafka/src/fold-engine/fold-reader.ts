@@ -1,4 +1,4 @@
-import { checkGrant, createEvent, DecisionRecordedV1, type GrantCheck, type Keyring, type TopicId, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
+import { checkGrant, createEvent, DecisionRecordedV1, type GrantCheck, type Keyring, type TopicEvent, type TopicId, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
 import { type Kafka } from 'kafkajs';
 import { EventProducer } from '../producer.js';
 import { type DecodedRecord } from '../records.js';
@@ -13,6 +13,11 @@ export interface UntrustedReporting {
   readonly source: string;
 }
 
+/** What appends a security report to the audit topic: an `EventProducer`, or a fold engine's checkpointed writer. */
+export interface AuditAppender {
+  publish(topicId: 'audit', event: TopicEvent<'audit'>): Promise<unknown>;
+}
+
 /**
  * Reports a live granting event `reporting.keyring` does not trust as `SECURITY.UNTRUSTED_GRANT`
  * on the audit topic, and logs it. Returns false when the event is trusted. Best effort: the fold
@@ -23,7 +28,7 @@ export function reportIfUntrusted<T extends TopicId>(
   topicId: T,
   namespace: string | undefined,
   reporting: UntrustedReporting,
-  producer: () => Promise<EventProducer> | EventProducer | undefined,
+  producer: () => Promise<AuditAppender> | AuditAppender | undefined,
   log: FoldLog,
 ): boolean {
   const check: GrantCheck = checkGrant(record.event, reporting.keyring);

@@ -85,6 +85,8 @@ export class ApprovalEngine {
       log: options.log,
       unavailable: (reason, cause) => new ApprovalError('APPROVAL.UNAVAILABLE', { reason }, cause),
       untrusted: { keyring, source: APPROVAL_SOURCE },
+      // Its security reports are the approval service's: signed checkpoints say so (attack 6).
+      auditKey: options.signingKey,
       onApplied: (record, verdict, live) => {
         if (live && isForbiddenClaim(verdict)) approvals.reportForbidden(record, verdict.unattributed ?? verdict.reason, options.namespace);
         else if (live && !(verdict.kind === 'rejected' && verdict.reason === 'untrusted-signature')) approvals.announce(record);

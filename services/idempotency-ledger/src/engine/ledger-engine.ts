@@ -75,6 +75,8 @@ export class LedgerEngine implements LedgerPort {
       topicId: 'ledger',
       fold: ledgerProjection(options.keyring).fold,
       untrusted: { keyring: options.keyring, source: LEDGER_SOURCE },
+      // Its security reports are the ledger service's: signed checkpoints say so (attack 6).
+      auditKey: options.signingKey,
       unavailable: (reason, cause) => new LedgerError('LEDGER.UNAVAILABLE', { reason }, cause),
       onAbandoned: (event, verdict) => ledger.release(event, verdict),
     });

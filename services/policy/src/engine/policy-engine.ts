@@ -39,6 +39,8 @@ export class PolicyEngine {
       log: options.log,
       unavailable: (reason, cause) => new PolicyError('POLICY.UNAVAILABLE', { reason }, cause),
       untrusted: { keyring: options.keyring, source: POLICY_SOURCE },
+      // Its decisions and security reports are the policy service's: signed checkpoints say so (attack 6).
+      auditKey: options.signingKey,
     });
     return policies;
   }
