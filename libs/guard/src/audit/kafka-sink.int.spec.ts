@@ -6,7 +6,8 @@ import { AuditLogger, type AuditInput } from './audit-logger.js';
 import { kafkaAuditPublisher, kafkaAuditSink } from './kafka-sink.js';
 import { REQUIRED_SINK_FAILED } from './sinks.js';
 import { toDecisionEvent } from './to-decision-event.js';
-import { eventDigest } from '@gatehouse/contracts';
+import { eventDigest, verifyAuditSources } from '@gatehouse/contracts';
+import { testAgentKey, testKeyring } from '@gatehouse/contracts/testing';
 import { type AuditEvent } from './types.js';
 
 type Kafka = ReturnType<typeof testKafka>;
@@ -110,6 +111,29 @@ describe('kafkaAuditSink on a real broker', () => {
     expect(sink.buffered).toBe(0);
     const seen = await replayAudit(namespace);
     expect(seen.map((r) => r.event.id).sort()).toEqual(recorded.map((e) => e.id).sort());
+  });
+
+  it('signs checkpoints with the agent key, as the agent principal: every decision verifies for its tenants', async () => {
+    const namespace = await provisionedNamespace(kafka, 'audit');
+    const agentKey = testAgentKey('agent:support-bot', ['acme', 'globex']);
+    // The least trusted principal writes the records and the checkpoints; the verifier is an operator (admin).
+    const producer = await EventProducer.connect(testKafka('guard-audit-int-agent', 'agent'), { namespace });
+    const sink = kafkaAuditSink({ publisher: kafkaAuditPublisher(producer), mode: 'required', ...OPTIONS, agentKey, checkpointEvery: 10 });
+    const logger = new AuditLogger({ sink });
+    try {
+      for (let i = 0; i < 25; i += 1) await logger.record(decision(i));
+      await logger.close();
+    } finally {
+      await producer.close();
+    }
+    const seen = await replayAudit(namespace);
+    const report = verifyAuditSources(seen.map((r) => ({ event: r.event, position: `${r.partition}/${r.offset}` })), testKeyring(agentKey));
+    expect(report).toMatchObject({ ok: true, records: 25, verified: 25, unverified: 0, forbidden: 0 });
+    // At least one per 10 decisions (the interval may write them sooner), together over each decision once.
+    const lists = seen.flatMap((r) => (r.event.type === 'AuditChainCheckpoint' ? [r.event.payload.digests] : []));
+    expect(lists.length).toBeGreaterThanOrEqual(3);
+    expect(lists.every((l) => l.length <= 10)).toBe(true);
+    expect(lists.flat()).toHaveLength(25);
   });
 
   it('fails the record closed with AUDIT.REQUIRED_SINK_FAILED when the broker cannot be reached', async () => {

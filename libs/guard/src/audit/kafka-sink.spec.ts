@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { type DecisionRecorded, GatehouseError } from '@gatehouse/contracts';
+import { type DecisionRecorded, eventDigest, GatehouseError, isDecisionRecorded, type TopicEvent, verifyAuditChain, verifyAuditSources } from '@gatehouse/contracts';
+import { TEST_KEYS, testAgentKey, testKeyring } from '@gatehouse/contracts/testing';
 import { type EventProducer } from '@gatehouse/kafka';
 import { AuditLogger, type AuditInput } from './audit-logger.js';
 import { type AuditEventPublisher, EVENTS_DROPPED, EVENTS_DROPPED_REASON, KAFKA_UNAVAILABLE, kafkaAuditPublisher, kafkaAuditSink, type KafkaAuditSinkOptions } from './kafka-sink.js';
@@ -351,5 +352,82 @@ describe('kafkaAuditPublisher', () => {
     await publisher.close();
     expect(fake.closed()).toBe(1);
     await expect(publisher.publishMany([])).rejects.toMatchObject({ code: 'AUDIT.PUBLISHER_CLOSED' });
+  });
+});
+
+describe('kafkaAuditSink checkpoints (an agent key vouches for its decisions)', () => {
+  const agentKey = testAgentKey('agent:spec-bot', ['acme']);
+  const keyring = testKeyring(agentKey);
+
+  /** Everything the sink appended, decisions and checkpoints, in order. */
+  class LogPublisher implements AuditEventPublisher {
+    readonly events: TopicEvent<'audit'>[] = [];
+    fail = false;
+    async publishMany(events: readonly TopicEvent<'audit'>[]): Promise<void> {
+      if (this.fail) throw new Error(SECRET);
+      this.events.push(...events);
+    }
+    checkpoints() {
+      return this.events.filter((e) => e.type === 'AuditChainCheckpoint');
+    }
+    verify() {
+      return verifyAuditSources(this.events.map((event, i) => ({ event, position: `#${i}` })), keyring);
+    }
+  }
+
+  it('signs a checkpoint every `checkpointEvery` delivered decisions, and one over the rest at close', async () => {
+    const log = new LogPublisher();
+    const sink = sinkWith(log, { agentKey, checkpointEvery: 3, checkpointIntervalMs: 60_000, maxBatch: 1 });
+    for (let i = 0; i < 4; i += 1) sink.write(auditEvent());
+    await until(() => log.checkpoints().length === 1, 'the first checkpoint');
+    await sink.close();
+    const checkpoints = log.checkpoints();
+    expect(checkpoints.map((c) => c.type === 'AuditChainCheckpoint' && c.payload.digests.length)).toEqual([3, 1]);
+    expect(checkpoints.every((c) => c.source === 'guard:spec' && c.signature?.keyId === agentKey.keyId)).toBe(true);
+    expect(log.verify()).toMatchObject({ ok: true, records: 4, verified: 4, unverified: 0 });
+    // The checkpoints name the sink's chain and its last link; the chain itself is intact.
+    const chained = log.events.filter(isDecisionRecorded);
+    expect(checkpoints.at(-1)).toMatchObject({ payload: { producer: chained[0]?.chain?.producer, lastSeq: 4 } });
+    expect(verifyAuditChain(log.events.map((event, i) => ({ event, position: `#${i}` })))).toMatchObject({ ok: true, events: 4 });
+  });
+
+  it('checkpoints on flush and after the interval, never delaying a required write', async () => {
+    const log = new LogPublisher();
+    const sink = sinkWith(log, { mode: 'required', agentKey, checkpointIntervalMs: 20 });
+    await sink.write(auditEvent());
+    expect(log.checkpoints()).toHaveLength(0); // the write resolved on its own acknowledgement
+    await until(() => log.checkpoints().length === 1, 'the checkpoint after the interval');
+    await sink.write(auditEvent());
+    await sink.flush();
+    expect(log.checkpoints()).toHaveLength(2);
+    await sink.close();
+    expect(log.checkpoints()).toHaveLength(2); // nothing left to cover
+    expect(log.verify()).toMatchObject({ verified: 2 });
+  });
+
+  it('vouches only for decisions the broker acknowledged', async () => {
+    const log = new LogPublisher();
+    const sink = sinkWith(log, { mode: 'required', agentKey, checkpointIntervalMs: 60_000 });
+    await sink.write(auditEvent());
+    log.fail = true;
+    await expect(sink.write(auditEvent())).rejects.toMatchObject({ code: KAFKA_UNAVAILABLE });
+    log.fail = false;
+    await sink.close();
+    const [checkpoint] = log.checkpoints();
+    expect(checkpoint?.type === 'AuditChainCheckpoint' && checkpoint.payload.digests).toEqual([eventDigest(log.events[0])]);
+  });
+
+  it('writes no checkpoint without a key, and refuses a key its checkpoints could not claim for', async () => {
+    const log = new LogPublisher();
+    const plain = sinkWith(log);
+    plain.write(auditEvent());
+    await plain.close();
+    expect(log.checkpoints()).toEqual([]);
+    expect(log.verify()).toMatchObject({ verified: 0, unverified: 1 });
+    expect(() => sinkWith(log, { agentKey, source: 'service:approval' })).toThrow('source must be guard:<name>');
+    expect(() => sinkWith(log, { agentKey, defaultTenant: 'globex' })).toThrow('defaultTenant must be one of the agentKey tenants');
+    expect(() => sinkWith(log, { checkpointEvery: 10 })).toThrow('checkpoint options need an agentKey');
+    expect(() => sinkWith(log, { agentKey: TEST_KEYS.approval as never })).toThrow('agentKey must be an agent key');
+    expect(() => sinkWith(log, { agentKey, checkpointEvery: 5_000 })).toThrow('checkpointEvery must be at most 1000');
   });
 });

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { type DecisionRecorded, eventDigest, GatehouseError, TOPICS } from '@gatehouse/contracts';
-import { type EventProducer } from '@gatehouse/kafka';
+import { type AgentKey, type AuditChainCheckpoint, type DecisionRecorded, eventDigest, GatehouseError, isDecisionRecorded, MAX_CHECKPOINT_DIGESTS, type TopicEvent, TOPICS } from '@gatehouse/contracts';
+import { AuditCheckpointer, type EventProducer } from '@gatehouse/kafka';
 import { toDecisionEvent } from './to-decision-event.js';
 import { type AuditBoundary, type AuditEvent, type AuditSink } from './types.js';
 
-/** Appends audit events of record; resolves once the broker acknowledged all of them. */
+/** Appends audit events of record (decisions, and the sink's checkpoints); resolves once the broker acknowledged all of them. */
 export interface AuditEventPublisher {
-  publishMany(events: readonly DecisionRecorded[]): Promise<void>;
+  publishMany(events: readonly TopicEvent<'audit'>[]): Promise<void>;
 }
 
 /** A publisher over an `EventProducer`; `close` disconnects only a producer it connected itself. */
@@ -84,6 +84,18 @@ export interface KafkaAuditSinkOptions {
   readonly retryBackoffMs?: number;
   /** Id of this sink's hash chain (default: `source` plus a random suffix, new per instance). */
   readonly producer?: string;
+  /**
+   * The agent's claim key (`agentKeyFromEnv()`): the sink signs a checkpoint over the digests of
+   * the decisions the broker acknowledged (`AuditChainCheckpointV1`), so `gatehouse audit verify`
+   * and audit-export count them as this agent's, for the tenants its key is bound to. `source`
+   * must then be `guard:<name>` and `defaultTenant` one of the key's tenants. Without a key no
+   * checkpoint is written, and every decision of the sink reads as unverified.
+   */
+  readonly agentKey?: AgentKey;
+  /** A checkpoint once this many decisions were acknowledged (1 to 1,000). Default 100. */
+  readonly checkpointEvery?: number;
+  /** ... and at the latest this long after the first of them, ms. Default 1,000. */
+  readonly checkpointIntervalMs?: number;
 }
 
 /** An `AuditSink` that appends to `gatehouse.audit.v1`. */
@@ -104,7 +116,7 @@ export const EVENTS_DROPPED_REASON = 'audit events were dropped while Kafka was 
 
 const MAX_BACKOFF_MS = 30_000;
 const DEFAULTS = { maxBatch: 100, lingerMs: 10, maxBuffered: 10_000, deliveryTimeoutMs: 5_000, retryBackoffMs: 500 } as const;
-const OPTION_KEYS: ReadonlySet<string> = new Set(['publisher', 'mode', 'source', 'defaultTenant', 'producer', ...Object.keys(DEFAULTS)]);
+const OPTION_KEYS: ReadonlySet<string> = new Set(['publisher', 'mode', 'source', 'defaultTenant', 'producer', 'agentKey', 'checkpointEvery', 'checkpointIntervalMs', ...Object.keys(DEFAULTS)]);
 
 type Failure = 'send-failed' | 'timeout' | 'backlog' | 'closed';
 
@@ -131,11 +143,14 @@ interface Waiter {
 }
 
 interface Entry {
-  record: DecisionRecorded;
+  /** A decision, or one of the sink's checkpoints. */
+  record: TopicEvent<'audit'>;
   /** When it joined the queue (ms), for the linger. */
   readonly queuedAt: number;
-  /** Required mode: the caller awaiting the acknowledgement, until settled. */
+  /** Required mode, and every checkpoint: who awaits the acknowledgement, until settled. */
   waiter?: Waiter;
+  /** A decision's digest once linked into the chain: what the next checkpoint covers. */
+  digest?: string;
 }
 
 function positiveInteger(value: unknown, name: string, min: number): number {
@@ -152,6 +167,21 @@ function identifier(value: unknown, name: string): string {
   return value;
 }
 
+/** The agent key, checked against what its checkpoints will claim: a misconfiguration fails at start, not in verify. */
+function agentKeyOption(options: KafkaAuditSinkOptions, source: string, defaultTenant: string): AgentKey | undefined {
+  const key = options.agentKey as Partial<AgentKey> | undefined;
+  if (key === undefined) {
+    if (options.checkpointEvery !== undefined || options.checkpointIntervalMs !== undefined) throw new TypeError('kafkaAuditSink checkpoint options need an agentKey');
+    return undefined;
+  }
+  if (typeof key !== 'object' || key === null || key.signer !== 'agent' || typeof key.agent !== 'object' || typeof key.privateKey !== 'object') {
+    throw new TypeError('kafkaAuditSink agentKey must be an agent key (agentKeyFromEnv)');
+  }
+  if (!source.startsWith('guard:')) throw new TypeError('kafkaAuditSink source must be guard:<name> when an agentKey signs its checkpoints');
+  if (!key.agent.tenants.includes(defaultTenant)) throw new TypeError('kafkaAuditSink defaultTenant must be one of the agentKey tenants');
+  return options.agentKey;
+}
+
 class BatchingKafkaAuditSink implements KafkaAuditSink {
   readonly mode: KafkaAuditMode;
   private readonly publisher: AuditEventPublisher;
@@ -166,6 +196,8 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
   private readonly maxBuffered: number;
   private readonly deliveryTimeoutMs: number;
   private readonly retryBackoffMs: number;
+  /** With an agent key: what signs checkpoints over the acknowledged decisions. */
+  private readonly checkpoints: AuditCheckpointer | undefined;
 
   private queue: Entry[] = [];
   private inFlight: Entry[] | undefined;
@@ -203,6 +235,19 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     this.maxBuffered = positiveInteger(options.maxBuffered ?? DEFAULTS.maxBuffered, 'maxBuffered', 1);
     this.deliveryTimeoutMs = positiveInteger(options.deliveryTimeoutMs ?? DEFAULTS.deliveryTimeoutMs, 'deliveryTimeoutMs', 1);
     this.retryBackoffMs = positiveInteger(options.retryBackoffMs ?? DEFAULTS.retryBackoffMs, 'retryBackoffMs', 1);
+    const agentKey = agentKeyOption(options, this.source, this.defaultTenant);
+    if (agentKey) {
+      const every = positiveInteger(options.checkpointEvery ?? 100, 'checkpointEvery', 1);
+      if (every > MAX_CHECKPOINT_DIGESTS) throw new TypeError(`kafkaAuditSink checkpointEvery must be at most ${MAX_CHECKPOINT_DIGESTS}`);
+      this.checkpoints = new AuditCheckpointer({
+        key: agentKey,
+        source: this.source,
+        producer: this.producer,
+        every,
+        intervalMs: positiveInteger(options.checkpointIntervalMs ?? 1_000, 'checkpointIntervalMs', 1),
+        append: (checkpoint) => this.sendCheckpoint(checkpoint),
+      });
+    }
   }
 
   get required(): boolean {
@@ -247,7 +292,13 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     });
   }
 
-  flush(): Promise<void> {
+  /** Delivers what is buffered, then (with an agent key) a checkpoint over it: what `flush` resolving means. */
+  async flush(): Promise<void> {
+    await this.flushRecords();
+    await this.checkpoints?.flush();
+  }
+
+  private flushRecords(): Promise<void> {
     if (this.buffered === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
@@ -275,10 +326,12 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     this.closed = true;
     let failure: unknown;
     try {
-      await this.flush();
+      await this.flushRecords();
     } catch (error) {
       failure = error;
     }
+    // The last checkpoint, over whatever was delivered, even when the rest could not be.
+    await this.checkpoints?.close().catch((error: unknown) => void (failure ??= error));
     this.stopped = true;
     this.clearTimers();
     // What is still queued now will never be sent.
@@ -324,7 +377,11 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     this.inFlight = batch;
     // Links are assigned when an event is first sent, in send order (one batch in flight at a
     // time), so the chain's order is the log's order; a retried batch keeps its links.
-    for (const entry of batch) entry.record = this.link(entry.record);
+    for (const entry of batch) {
+      if (entry.digest !== undefined || !isDecisionRecorded(entry.record)) continue;
+      entry.record = this.link(entry.record);
+      entry.digest = eventDigest(entry.record);
+    }
     const records = batch.map((entry) => entry.record);
     // A publisher that throws instead of rejecting fails the batch, not the caller's write.
     new Promise<void>((resolve) => resolve(this.publisher.publishMany(records))).then(
@@ -336,7 +393,11 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
   private delivered(batch: Entry[]): void {
     this.inFlight = undefined;
     this.consecutiveFailures = 0;
-    for (const entry of batch) this.settle(entry);
+    for (const entry of batch) {
+      this.settle(entry);
+      // On the log now (even one whose caller timed out meanwhile): the next checkpoint covers it.
+      if (entry.digest !== undefined && isDecisionRecorded(entry.record)) this.checkpoints?.covered(entry.record, entry.digest);
+    }
     if (this.unreportedDrops > 0 && !this.stopped) {
       // Put the gap itself on the record, first in line.
       this.queue.unshift({ record: this.dropReport(), queuedAt: Date.now() });
@@ -394,18 +455,32 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     waiter.resolve();
   }
 
-  /** Gives up on `entries`: required callers are rejected, best-effort events count as dropped. */
+  /** Gives up on `entries`: required callers (and checkpoints) are rejected, best-effort decisions count as dropped. */
   private abandon(entries: readonly Entry[], reason: Failure): void {
     for (const entry of entries) {
       const waiter = entry.waiter;
-      if (this.mode === 'best-effort') {
-        this.droppedTotal += 1;
-      } else if (waiter) {
+      if (waiter) {
         entry.waiter = undefined;
         clearTimeout(waiter.timer);
         waiter.reject(unavailable(reason));
+      } else if (this.mode === 'best-effort') {
+        this.droppedTotal += 1;
       }
     }
+  }
+
+  /**
+   * Queues a checkpoint first in line (it covers decisions already delivered) and resolves once
+   * the broker has it; a checkpoint the sink could not deliver gives its decisions to the next.
+   */
+  private sendCheckpoint(checkpoint: AuditChainCheckpoint): Promise<void> {
+    if (this.stopped) return Promise.reject(unavailable('closed'));
+    return new Promise<void>((resolve, reject) => {
+      const entry: Entry = { record: checkpoint, queuedAt: Date.now() };
+      entry.waiter = { resolve, reject, timer: setTimeout(() => this.expire(entry), this.deliveryTimeoutMs) };
+      this.queue.unshift(entry);
+      this.schedule();
+    });
   }
 
   private settleFlushes(): void {
@@ -462,7 +537,9 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
  * fails or is not acknowledged within `deliveryTimeoutMs`. In `best-effort` mode a write
  * resolves at once, failed batches are retried with back-off, events beyond `maxBuffered`
  * are dropped and counted, and after the next delivery an `AUDIT.EVENTS_DROPPED` event
- * (detail `{ dropped }`) puts the gap on the record.
+ * (detail `{ dropped }`) puts the gap on the record. With `agentKey`, a checkpoint signed with it
+ * covers the acknowledged decisions every `checkpointEvery` of them or `checkpointIntervalMs`
+ * after the first, on `flush` and on `close`; a write never waits for one.
  */
 export function kafkaAuditSink(options: KafkaAuditSinkOptions): KafkaAuditSink {
   return new BatchingKafkaAuditSink(options);
