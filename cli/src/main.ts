@@ -1,18 +1,19 @@
 #!/usr/bin/env node
 // gatehouse — operator command line.
 //   gatehouse audit dump --out <file> [--namespace <ns>]
-//   gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]
+//   gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]   (sources judged with GATEHOUSE_TRUSTED_KEYS_FILE)
 //   gatehouse approvals replay [--compare] [--schema <name>]
 //   gatehouse policy validate <bundle> | policy (simulate|explain) --context <file> (--bundle <file> | --service <url> --policy-set <id>)
 //   gatehouse policy what-if --bundle <candidate> --from <time>
-// Exit codes: 0 intact (or rebuilt and equal), 1 tampering found (or not equal), 2 usage or runtime error.
+// Exit codes: 0 intact (or rebuilt and equal), 1 tampering found (or not equal), 2 usage or runtime error,
+// 3 (audit verify) intact but records whose source no checkpoint verifies (a log older than checkpoints, no trusted keys).
 // `approvals replay` reads the approval service's environment (GATEHOUSE_DATABASE_URL, ...).
 import { parseArgs } from 'node:util';
 import { GatehouseError, keyringFromEnv } from '@gatehouse/contracts';
 import { approvalProjection } from '@gatehouse/approval-projection';
 import { runReplayCli, SERVICES } from '@gatehouse/service-runtime';
 import { POLICY_USAGE, PolicyUsageError, runPolicyCommand } from './policy.js';
-import { describeReport, readAuditFile, readAuditTopic, verifyAuditChain, writeAuditFile } from './audit.js';
+import { configuredKeyring, describeReport, exitCodeOf, readAuditFile, readAuditTopic, verifyAudit, writeAuditFile } from './audit.js';
 
 const USAGE = `usage:
   gatehouse audit dump --out <file> [--namespace <ns>]
@@ -45,10 +46,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (Boolean(values.file) === Boolean(values.topic)) throw new UsageError('verify needs exactly one of --file <file> or --topic');
+  const keyring = configuredKeyring();
   const records = values.file ? readAuditFile(values.file) : await readAuditTopic(namespace);
-  const report = verifyAuditChain(records);
+  const report = verifyAudit(records, keyring);
   process.stdout.write(`${values.json ? JSON.stringify(report) : describeReport(report)}\n`);
-  return report.ok ? 0 : 1;
+  return exitCodeOf(report);
 }
 
 class UsageError extends Error {}
