@@ -19,7 +19,8 @@ import { ledgerProjection } from './projection/ledger-projection.js';
 import { ReconcileKeyController } from './reconcile-key/reconcile-key.http.controller.js';
 import { ReserveKeyController } from './reserve-key/reserve-key.http.controller.js';
 import { ResolveKeyController } from './resolve-key/resolve-key.http.controller.js';
-import { LEDGER_CLOCK, LEDGER_ENGINE, LEDGER_OPTIONS } from './tokens.js';
+import { LedgerRefusals } from './http/refusals.js';
+import { LEDGER_CLOCK, LEDGER_ENGINE, LEDGER_OPTIONS, LEDGER_REFUSALS } from './tokens.js';
 
 /** Exactly-once tool execution and shared rate limits across processes. */
 @Module({})
@@ -44,6 +45,7 @@ export class LedgerModule implements OnModuleDestroy {
       providers: [
         { provide: LEDGER_OPTIONS, useValue: options },
         { provide: LEDGER_CLOCK, useValue: systemClock },
+        { provide: LEDGER_REFUSALS, useValue: new LedgerRefusals() },
         {
           provide: LEDGER_ENGINE,
           // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.

@@ -70,6 +70,8 @@ describe('agents authenticate', () => {
         expect(answer.text).not.toContain(ACME.apiKey);
       }
     }
+    // Counted for operators, nothing else kept.
+    expect((await app.anonymous.get('/v1/ledger/status')).body['refusals']).toEqual({ 'LEDGER.UNAUTHENTICATED': 24, 'LEDGER.FORBIDDEN': 0, 'LEDGER.PENDING_LIMIT': 0, 'LEDGER.BUDGET_LIMIT': 0 });
     // An operator's token is not an agent's key either.
     const operator = await boot({ operatorTokens: `ops:operator:op-token-${'o'.repeat(20)}` });
     expect((await operator.anonymous.post('/v1/idempotency/reservations', reservation(newKey()), { authorization: `Bearer op-token-${'o'.repeat(20)}` })).status).toBe(401);

@@ -33,9 +33,12 @@ const database = await createTestDatabase('gh_bench');
 // The service signs every ledger event: a throwaway key, trusted by its own fold only.
 const serviceKey = testSigningKey('ledger', 'ledger-bench');
 const signing = signingEnv(serviceKey, [serviceKey]);
+// The bench calls as an agent: a throwaway API key, of which the service knows only the digest.
+const apiKey = `lk_bench_${randomBytes(16).toString('hex')}`;
+const agents = JSON.stringify([{ id: 'agent:bench', apiKeySha256: createHash('sha256').update(apiKey).digest('hex'), tenants: ['bench'] }]);
 const port = await freePort();
 const service = spawn(process.execPath, [path.resolve(here, '../main.js')], {
-  env: { ...process.env, ...signing.env, GATEHOUSE_PORT: String(port), GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url },
+  env: { ...process.env, ...signing.env, GATEHOUSE_PORT: String(port), GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LEDGER_AGENTS: agents },
   stdio: 'ignore',
 });
 const base = `http://127.0.0.1:${port}`;
@@ -50,7 +53,8 @@ try {
     await new Promise((r) => setTimeout(r, 200));
   }
   const post = async (route: string, body: unknown) => {
-    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    // The echo carries the same header (it reads none): the baseline sends what a ledger call sends.
+    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: JSON.stringify(body) });
     const json = (await res.json()) as Record<string, unknown>;
     if (res.status !== 200) throw new Error(`${route} answered ${res.status}`);
     return json;

@@ -54,12 +54,15 @@ export class LedgerEngine implements LedgerPort {
   private orphans = 0;
   private expired = 0;
   /**
-   * Claims and new budgets per principal appended but not yet decided. The per-principal bounds
-   * count them too, so a burst of concurrent requests cannot all pass the check before the fold
-   * has applied any of them (across replicas the overshoot is at most the others' requests in flight).
+   * Claims and new budgets per principal on their way to the fold: counted from the request until
+   * the fold applies the event (then the fold's own count has it) or the writer gives up. The
+   * per-principal bounds count them too, so a burst of concurrent requests cannot all pass the
+   * check before the fold has applied any of them (across replicas, the overshoot is at most the
+   * other replicas' requests in flight).
    */
   private readonly claimsInFlight = new Map<string, number>();
   private readonly budgetsInFlight = new Map<string, number>();
+  private readonly inFlight = new Map<string, { readonly counts: Map<string, number>; readonly principal: string }>();
   private engine!: FoldEngine<'ledger', LedgerState, Verdict>;
 
   private constructor(
@@ -77,6 +80,7 @@ export class LedgerEngine implements LedgerPort {
       untrusted: { keyring: options.keyring, source: LEDGER_SOURCE },
       // Its security reports are the ledger service's: signed checkpoints say so (attack 6).
       auditKey: options.signingKey,
+      onApplied: (record) => ledger.settle(record.event.id),
       unavailable: (reason, cause) => new LedgerError('LEDGER.UNAVAILABLE', { reason }, cause),
       onAbandoned: (event, verdict) => ledger.release(event, verdict),
     });
@@ -135,18 +139,26 @@ export class LedgerEngine implements LedgerPort {
     return this.engine.state;
   }
 
+  /** The event `eventId` is no longer on its way: the fold applied it, or its writer gave up. */
+  private settle(eventId: string): void {
+    const entry = this.inFlight.get(eventId);
+    if (entry === undefined) return;
+    this.inFlight.delete(eventId);
+    const left = (entry.counts.get(entry.principal) ?? 1) - 1;
+    if (left > 0) entry.counts.set(entry.principal, left);
+    else entry.counts.delete(entry.principal);
+  }
+
   /** Signs `event` as the ledger service, appends it and answers with the fold's verdict on it. */
   async decide(event: LedgerEvent): Promise<Verdict> {
     const counted = this.inFlightCount(event);
     if (counted === undefined) return this.engine.decide(signEvent(event, this.signingKey));
-    const { counts, principal } = counted;
-    counts.set(principal, (counts.get(principal) ?? 0) + 1);
+    this.inFlight.set(event.id, counted);
+    counted.counts.set(counted.principal, (counted.counts.get(counted.principal) ?? 0) + 1);
     try {
       return await this.engine.decide(signEvent(event, this.signingKey));
     } finally {
-      const left = (counts.get(principal) ?? 1) - 1;
-      if (left > 0) counts.set(principal, left);
-      else counts.delete(principal);
+      this.settle(event.id);
     }
   }
 

@@ -1,6 +1,8 @@
-import { Catch } from '@nestjs/common';
+import { type ArgumentsHost, Catch, Inject } from '@nestjs/common';
 import { errorResponse as sharedErrorResponse, GatehouseExceptionFilter } from '@gatehouse/service-runtime';
-import { type LedgerCode } from '../errors.js';
+import { type LedgerCode, LedgerError } from '../errors.js';
+import { LEDGER_REFUSALS } from '../tokens.js';
+import { type LedgerRefusals } from './refusals.js';
 
 export type { ErrorBody } from '@gatehouse/service-runtime';
 
@@ -32,11 +34,16 @@ export function errorResponse(error: unknown): ReturnType<typeof sharedErrorResp
 
 const MAPPING = { statusByCode: STATUS_BY_CODE, internal: { code: 'LEDGER.INTERNAL', message: 'the ledger failed' } } as const;
 
-/** Every error of every route leaves through here, as JSON with a stable code. */
+/** Every error of every route leaves through here, as JSON with a stable code; refusals of a caller are counted. */
 @Catch()
 export class LedgerExceptionFilter extends GatehouseExceptionFilter {
-  constructor() {
+  constructor(@Inject(LEDGER_REFUSALS) private readonly refusals: LedgerRefusals) {
     // LEDGER.UNAVAILABLE is expected under load: the caller fails closed and retries.
     super(MAPPING, 'ledger-http', new Set(['LEDGER.UNAVAILABLE']));
+  }
+
+  override catch(exception: unknown, host: ArgumentsHost): void {
+    if (exception instanceof LedgerError) this.refusals.count(exception.code);
+    super.catch(exception, host);
   }
 }
