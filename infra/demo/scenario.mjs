@@ -7,7 +7,7 @@
 //
 // Without --auto-approve the refund waits for a person: the reviewer URL and a curl line are
 // printed, and the call is refused if nobody decides before the wait runs out.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { RequestContext } from '@mastra/core/request-context';
@@ -63,7 +63,10 @@ const audit = new AuditLogger({ sink });
 // Decisions count only when signed by the approval service: its public key is in GATEHOUSE_TRUSTED_KEYS_FILE.
 const gateway = createKafkaApprovalGateway({ kafka, keyring: keyringFromEnv(), agentKey: agentKeyFromEnv(), namespace, source: 'guard:support-bot' });
 await gateway.start();
-const { idempotencyStore } = createLedgerStores({ baseUrl: ledgerUrl, connectorId: 'payments.refund' });
+// The agent's API key at the ledger (bound there to tenant acme): from the file the demo wrote, never printed.
+const ledgerKeyFile = process.env.GATEHOUSE_LEDGER_API_KEY_FILE;
+const ledgerApiKey = ledgerKeyFile ? readFileSync(ledgerKeyFile, 'utf8').trim() : process.env.GATEHOUSE_LEDGER_API_KEY;
+const { idempotencyStore } = createLedgerStores({ baseUrl: ledgerUrl, apiKey: ledgerApiKey, connectorId: 'payments.refund' });
 
 // The support agent's tool policy, as data: any of its tools, refunds up to a limit.
 const supportPolicies = (refundLimit, version) => ({

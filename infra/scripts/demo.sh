@@ -59,6 +59,12 @@ reader_key_file="$GATEHOUSE_STATE_DIR/demo-audit-reader.key"
 (umask 077 && printf '%s\n' "$GATEHOUSE_DEMO_READER_KEY" >"$reader_key_file")
 GATEHOUSE_AUDIT_READERS="[{\"id\":\"siem:acme\",\"role\":\"siem\",\"tenants\":[\"acme\"],\"apiKeySha256\":\"$(printf '%s' "$GATEHOUSE_DEMO_READER_KEY" | sha256sum | cut -c1-64)\"}]"
 export GATEHOUSE_AUDIT_READERS
+# The demo agent's API key for the idempotency ledger, bound to tenant acme: kept (a ledger left
+# running by --keep knows it) in a file only the user can read; the scenario reads it from there.
+ledger_key_file="$GATEHOUSE_STATE_DIR/demo-agent-ledger.key"
+[ -s "$ledger_key_file" ] || (umask 077 && printf 'lk_demo_%s\n' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$ledger_key_file")
+GATEHOUSE_LEDGER_AGENTS="[{\"id\":\"agent:support-bot\",\"tenants\":[\"acme\"],\"apiKeySha256\":\"$(head -n 1 "$ledger_key_file" | tr -d '\n' | sha256sum | cut -c1-64)\"}]"
+export GATEHOUSE_LEDGER_AGENTS
 # Signing keys of the granting services (approval, ledger, policy): throwaway Ed25519 keys under
 # the git-ignored state dir; every process trusts their public halves, each service signs with its own.
 signing_dir="$GATEHOUSE_STATE_DIR/secrets/signing"
@@ -170,6 +176,7 @@ run_started=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 mapfile -t agent_pairs < <(kafka_env agent)
 env "${agent_pairs[@]}" GATEHOUSE_AGENT_KEY_FILE="$signing_dir/agent-support-bot.pem" GATEHOUSE_AGENT_KEY_ID="$(cat "$signing_dir/agent-support-bot.id")" \
   GATEHOUSE_AGENT_ID=agent:support-bot GATEHOUSE_AGENT_TENANTS=acme GATEHOUSE_DEMO_REVIEWER_KEY_FILE="$reviewer_key_file" GATEHOUSE_DEMO_SUMMARY_FILE="$summary_file" \
+  GATEHOUSE_LEDGER_API_KEY_FILE="$ledger_key_file" \
   node infra/demo/scenario.mjs "${scenario_args[@]}" | tee "$scenario_out" | grep -v '^DEMO_RUN_ID='
 run_id=$(sed -n 's/^DEMO_RUN_ID=//p' "$scenario_out")
 

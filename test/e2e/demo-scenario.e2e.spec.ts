@@ -9,6 +9,7 @@ import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testi
 import { auditReader } from '../src/support/audit-reader.js';
 import { throwawayDatabase } from '../src/support/database.js';
 import { agentKafkaEnv } from '../src/support/kafka-auth.js';
+import { ledgerAgent, ledgerAgentsEnv } from '../src/support/ledger-agent.js';
 import { killAll, ROOT, type Started, startNode, startService } from '../src/support/processes.js';
 
 // The demo's scenario as assertions: the four services as separate processes on the real broker
@@ -45,6 +46,8 @@ const operators = JSON.stringify([
 
 // The security team's SIEM integration, as in the demo: it may read tenant acme's decisions.
 const siemReader = auditReader(['acme'], 'siem:acme');
+// The support agent's key at the idempotency ledger, as in the demo: bound to tenant acme.
+const supportBot = ledgerAgent(['acme'], 'agent:support-bot');
 let namespace: string;
 let database: { url: string; drop: () => Promise<void> };
 const services: Record<string, Started & { url: string }> = {};
@@ -61,7 +64,7 @@ beforeAll(async () => {
   // One at a time: four NestJS processes starting together on two cores only slow each other.
   services['policy'] = await startService('policy', { ...common, GATEHOUSE_POLICY_OPERATORS: operators });
   services['approval'] = await startService('approval', { ...common, GATEHOUSE_APPROVAL_REVIEWERS: reviewers });
-  services['idempotency-ledger'] = await startService('idempotency-ledger', common);
+  services['idempotency-ledger'] = await startService('idempotency-ledger', { ...common, ...ledgerAgentsEnv(supportBot) });
   services['audit-export'] = await startService('audit-export', { ...common, ...siemReader.env, GATEHOUSE_EXPORT_FILE_DIR: siemDir });
   scenarioStarted = new Date().toISOString();
   scenario = startNode(path.join(ROOT, 'infra/demo/scenario.mjs'), ['--auto-approve'], {
@@ -69,6 +72,7 @@ beforeAll(async () => {
     ...agentKafkaEnv(),
     GATEHOUSE_APPROVAL_URL: services['approval'].url,
     GATEHOUSE_LEDGER_URL: services['idempotency-ledger'].url,
+    ...supportBot.agentEnv,
     GATEHOUSE_POLICY_URL: services['policy'].url,
     GATEHOUSE_DEMO_OPERATOR_KEY: operatorKey,
     GATEHOUSE_DEMO_REVIEWER_KEY: reviewerKey,

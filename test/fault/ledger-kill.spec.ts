@@ -6,10 +6,12 @@ import { type JsonValue } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
-import { applyLedgerEvent, createLedgerState, type KeyState } from '@gatehouse/ledger';
+import { idempotencyStorageKey } from '@gatehouse/guard/connector-sdk';
+import { applyLedgerEvent, createLedgerState, type KeyState, ledgerKeyOf } from '@gatehouse/ledger';
 import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from '../src/support/database.js';
 import { agentKafkaEnv, serviceKafkaEnv } from '../src/support/kafka-auth.js';
+import { ledgerAgent, ledgerAgentsEnv } from '../src/support/ledger-agent.js';
 import { freePort, killAll, ROOT, type Started, startNode, startService } from '../src/support/processes.js';
 
 // The idempotency ledger SIGKILLed while two agent processes race to ship the same 150 orders
@@ -17,6 +19,8 @@ import { freePort, killAll, ROOT, type Started, startNode, startService } from '
 const worker = path.join(ROOT, 'test/fault/fixtures/ledger-fault-worker.mjs');
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-fault-ledger-'));
 const KEYS = 150;
+// The agents' identity at the ledger: one agent key of the tenant their calls are in.
+const agent = ledgerAgent();
 
 let kafka: Kafka;
 let namespace: string;
@@ -28,7 +32,7 @@ beforeAll(async () => {
   namespace = await provisionedNamespace(kafka, 'fault');
   database = await throwawayDatabase('gh_fault');
   // A fixed port: the agents keep the base URL they were given across the restart.
-  env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_PORT: String(await freePort()) };
+  env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_PORT: String(await freePort()), ...ledgerAgentsEnv(agent) };
 }, 60_000);
 
 afterAll(async () => {
@@ -46,7 +50,7 @@ interface WorkerReport {
 function runWorker(baseUrl: string, effects: string): Started {
   // A takeover after 3 s of silence: long enough that a live holder always completes first
   // (its side effect is one file append), short enough to keep the test brief.
-  return startNode(worker, [JSON.stringify({ baseUrl, keys: KEYS, effects, concurrency: 6, pendingTtlMs: 3_000 })], agentKafkaEnv());
+  return startNode(worker, [JSON.stringify({ baseUrl, keys: KEYS, effects, concurrency: 6, pendingTtlMs: 3_000 })], { ...agentKafkaEnv(), ...agent.agentEnv });
 }
 
 async function report(started: Started): Promise<WorkerReport> {
@@ -118,11 +122,19 @@ describe('the idempotency ledger killed mid-work', () => {
     // equals the fold from offset 0, and every key is completed with the executor's result.
     const { keys: folded, types } = await foldFromZero();
     expect(folded.size).toBe(KEYS);
+    // The agent asks for its own key of each order; the ledger stores it scoped by the agent's tenant.
+    const clientKeys = new Map(
+      Array.from({ length: KEYS }, (_, i) => {
+        const clientKey = idempotencyStorageKey({ tenant: 'default', connectorId: 'orders.ship', key: `order-${i}` });
+        return [ledgerKeyOf('default', clientKey), clientKey] as const;
+      }),
+    );
     // Attempts the kill interrupted were taken over after their TTL and reconciled, every one.
     expect(types['LedgerKeyReconciled'] ?? 0).toBe(types['LedgerKeyTakenOver'] ?? 0);
     for (const [key, state] of folded) {
       expect(state.status).toBe('completed');
-      const res = await fetch(`${second.url}/v1/idempotency/keys/${key}`);
+      expect(clientKeys.has(key)).toBe(true);
+      const res = await fetch(`${second.url}/v1/idempotency/keys/${clientKeys.get(key)}`, { headers: agent.headers });
       const view = (await res.json()) as { status: string; result?: JsonValue };
       expect({ status: view.status, result: view.result }).toEqual({ status: 'completed', result: state.status === 'completed' ? state.result : undefined });
     }

@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
+import { ledgerKeyOf } from '@gatehouse/ledger';
 import fc from 'fast-check';
 import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from '../src/support/database.js';
+import { ledgerAgent, ledgerAgentsEnv } from '../src/support/ledger-agent.js';
 import { killAll, type Started, startService } from '../src/support/processes.js';
 import { approvalBases, decisionRecorded, forgedLedgerGrants, ledgerBases, policyBases } from './support/events.js';
 import { derivedSeed, FUZZ_RUNS, fuzzSeed, samples } from './support/fuzz-run.js';
@@ -25,6 +27,9 @@ const seed = fuzzSeed('idempotency-ledger');
 const CODES = /^(LEDGER|HTTP)\.[A-Z_]+$/;
 const operatorToken = `op_${randomUUID()}`;
 const credentials: Credentials = { valid: [`Bearer ${operatorToken}`], material: { validKey: operatorToken } };
+// Every other route but echo, status and health is an agent's: mostly its valid key, sometimes a refused one.
+const agent = ledgerAgent(['acme'], 'agent:fuzz');
+const agentCredentials: Credentials = { valid: [agent.headers.authorization], material: { validKey: agent.apiKey } };
 const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 const HEX64 = /^[\da-f]{64}$/;
 
@@ -37,7 +42,7 @@ let service: Started & { url: string };
 let pending: { key: string; leaseToken: string };
 
 async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${service.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(`${service.url}${path}`, { method: 'POST', headers: { ...agent.headers, ...headers }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -53,7 +58,12 @@ beforeAll(async () => {
   database = await throwawayDatabase('gh_fuzz');
   db = new Database(database.url);
   ends = new TopicEnds(kafka, namespace);
-  service = await startService('idempotency-ledger', { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LEDGER_OPERATOR_TOKENS: `op-ada:operator:${operatorToken}` });
+  service = await startService('idempotency-ledger', {
+    GATEHOUSE_TOPIC_NAMESPACE: namespace,
+    GATEHOUSE_DATABASE_URL: database.url,
+    GATEHOUSE_LEDGER_OPERATOR_TOKENS: `op-ada:operator:${operatorToken}`,
+    ...ledgerAgentsEnv(agent),
+  });
   // A completed key and a pending one: state the refused requests must leave alone.
   const done = hex('done');
   expect((await post('/v1/idempotency/completions', { key: done, leaseToken: await reserve(done), result: { refunded: 40 } })).status).toBe(200);
@@ -77,6 +87,8 @@ async function snapshot() {
   };
 }
 
+// A tenant the agent is not bound to is refused too (403), as is one that is not a tenant at all.
+const tenant: FieldSpec = { valid: 'acme', required: false, invalid: fc.oneof(fc.constant(''), fc.constant('globex'), fc.integer({ min: 257, max: 3_000 }).map((n) => 't'.repeat(n)), wrongType('string')) };
 const identifier = (valid: string): FieldSpec => ({ valid, required: true, invalid: fc.oneof(fc.constant(''), fc.integer({ min: 257, max: 3_000 }).map((n) => 'i'.repeat(n)), wrongType('string')) });
 const key = (valid: string): FieldSpec => ({ valid, required: true, invalid: notMatching(HEX64) });
 const lease = (valid: string): FieldSpec => ({ valid, required: true, invalid: fc.oneof(notMatching(/^[\da-f]{8}-[\da-f]{4}-[1-8][\da-f]{3}-[89ab][\da-f]{3}-[\da-f]{12}$/i), fc.constant('00000000-0000-0000-0000-00000000000g')) });
@@ -86,11 +98,11 @@ const result: FieldSpec = { valid: { ok: true }, required: false, invalid: deepN
 const specs = () => ({
   reserve: {
     strict: false,
-    fields: { key: key(hex('fresh')), connectorId: identifier('payments.refund'), holder: identifier('agent-2'), pendingTtlMs: { valid: 30_000, required: true, invalid: notIntegerIn(1, 7 * 24 * 3_600_000) } },
+    fields: { tenant, key: key(hex('fresh')), connectorId: identifier('payments.refund'), holder: identifier('agent-2'), pendingTtlMs: { valid: 30_000, required: true, invalid: notIntegerIn(1, 7 * 24 * 3_600_000) } },
   },
-  complete: { strict: false, fields: { key: key(pending.key), leaseToken: lease(pending.leaseToken), result } },
-  fail: { strict: false, fields: { key: key(pending.key), leaseToken: lease(pending.leaseToken), code: identifier('TOOL.TIMEOUT'), retryable: { valid: true, required: true, invalid: wrongType('boolean') } } },
-  reconcile: { strict: false, fields: { key: key(pending.key), leaseToken: lease(pending.leaseToken), outcome: { valid: 'not-applied', required: true, invalid: notOneOf(['already-applied', 'not-applied']) }, result } },
+  complete: { strict: false, fields: { tenant, key: key(pending.key), leaseToken: lease(pending.leaseToken), result } },
+  fail: { strict: false, fields: { tenant, key: key(pending.key), leaseToken: lease(pending.leaseToken), code: identifier('TOOL.TIMEOUT'), retryable: { valid: true, required: true, invalid: wrongType('boolean') } } },
+  reconcile: { strict: false, fields: { tenant, key: key(pending.key), leaseToken: lease(pending.leaseToken), outcome: { valid: 'not-applied', required: true, invalid: notOneOf(['already-applied', 'not-applied']) }, result } },
   resolve: {
     strict: false,
     fields: {
@@ -102,6 +114,7 @@ const specs = () => ({
   rate: {
     strict: false,
     fields: {
+      tenant,
       budgetKey: key(hex('budget')),
       algorithm: { valid: 'fixed-window', required: true, invalid: notOneOf(['fixed-window', 'sliding-window']) },
       count: { valid: 10, required: true, invalid: notIntegerIn(1, 1_000_000) },
@@ -127,14 +140,15 @@ function echoRoute(): RouteFuzz {
 
 function routes(): RouteFuzz[] {
   const s = specs();
-  const resolvePaths = fc.oneof(fixedPath(`/v1/idempotency/keys/${pending.key}/resolution`), junkPaths((k) => `/v1/idempotency/keys/${k}/resolution`, (k) => HEX64.test(k)));
+  // An operator names the key as the ledger stores it.
+  const resolvePaths = fc.oneof(fixedPath(`/v1/idempotency/keys/${ledgerKeyOf('acme', pending.key)}/resolution`), junkPaths((k) => `/v1/idempotency/keys/${k}/resolution`, (k) => HEX64.test(k)));
   const resolve = bodyRoute('POST /v1/idempotency/keys/{key}/resolution', { paths: resolvePaths, spec: s.resolve, credentials, codes: CODES });
   return [
-    bodyRoute('POST /v1/idempotency/reservations', { paths: fixedPath('/v1/idempotency/reservations'), spec: s.reserve, codes: CODES }),
-    bodyRoute('POST /v1/idempotency/completions', { paths: fixedPath('/v1/idempotency/completions'), spec: s.complete, codes: CODES }),
-    bodyRoute('POST /v1/idempotency/failures', { paths: fixedPath('/v1/idempotency/failures'), spec: s.fail, codes: CODES }),
-    bodyRoute('POST /v1/idempotency/reconciliations', { paths: fixedPath('/v1/idempotency/reconciliations'), spec: s.reconcile, codes: CODES }),
-    pathRoute('GET /v1/idempotency/keys/{key}', { template: (k) => `/v1/idempotency/keys/${k}`, valid: (k) => HEX64.test(k), codes: CODES }),
+    bodyRoute('POST /v1/idempotency/reservations', { paths: fixedPath('/v1/idempotency/reservations'), spec: s.reserve, credentials: agentCredentials, codes: CODES }),
+    bodyRoute('POST /v1/idempotency/completions', { paths: fixedPath('/v1/idempotency/completions'), spec: s.complete, credentials: agentCredentials, codes: CODES }),
+    bodyRoute('POST /v1/idempotency/failures', { paths: fixedPath('/v1/idempotency/failures'), spec: s.fail, credentials: agentCredentials, codes: CODES }),
+    bodyRoute('POST /v1/idempotency/reconciliations', { paths: fixedPath('/v1/idempotency/reconciliations'), spec: s.reconcile, credentials: agentCredentials, codes: CODES }),
+    pathRoute('GET /v1/idempotency/keys/{key}', { template: (k) => `/v1/idempotency/keys/${k}`, valid: (k) => HEX64.test(k), credentials: agentCredentials, codes: CODES }),
     {
       ...resolve,
       requests: fc.oneof(
@@ -144,7 +158,7 @@ function routes(): RouteFuzz[] {
           weight: 1,
           arbitrary: fc.jsonValue({ maxDepth: 2 }).map((value): FuzzRequest => ({
             method: 'POST',
-            path: `/v1/idempotency/keys/${pending.key}/resolution`,
+            path: `/v1/idempotency/keys/${ledgerKeyOf('acme', pending.key)}/resolution`,
             headers: { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' },
             body: JSON.stringify({ decision: 're-execute', result: value }),
             kind: 're-execute-with-result',
@@ -152,7 +166,7 @@ function routes(): RouteFuzz[] {
         },
       ),
     },
-    bodyRoute('POST /v1/rate/consumptions', { paths: fixedPath('/v1/rate/consumptions'), spec: s.rate, codes: CODES }),
+    bodyRoute('POST /v1/rate/consumptions', { paths: fixedPath('/v1/rate/consumptions'), spec: s.rate, credentials: agentCredentials, codes: CODES }),
     echoRoute(),
     inputlessRoute('GET /v1/ledger/status', { path: '/v1/ledger/status', ok: jsonObject, codes: CODES }),
     inputlessRoute('GET /health', { path: '/health', ok: healthReport, codes: CODES, runs: HEALTH_RUNS }),
@@ -189,7 +203,7 @@ describe('ledger topic consumer under poison', () => {
     // A key reserved and completed after the garbage; a rate unit consumed after it.
     const fresh = hex(`after-${randomUUID()}`);
     expect((await post('/v1/idempotency/completions', { key: fresh, leaseToken: await reserve(fresh), result: { refunded: 1 } })).status).toBe(200);
-    expect(await getJson<Record<string, unknown>>(`${service.url}/v1/idempotency/keys/${fresh}`)).toMatchObject({ status: 'completed', result: { refunded: 1 } });
+    expect(await getJson<Record<string, unknown>>(`${service.url}/v1/idempotency/keys/${fresh}`, agent.headers)).toMatchObject({ status: 'completed', result: { refunded: 1 } });
     expect(await post('/v1/rate/consumptions', { budgetKey: fresh, algorithm: 'fixed-window', count: 5, windowMs: 60_000 })).toMatchObject({ status: 200, body: { allowed: true, remaining: 4 } });
 
     const status = await expectPoisonCounted(db, 'ledger', `${service.url}/v1/ledger/status`, before, expected);

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
-import { applyLedgerEvent, createLedgerState } from '@gatehouse/ledger';
+import { applyLedgerEvent, createLedgerState, ledgerBudgetKeyOf } from '@gatehouse/ledger';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from './support/database.js';
 import { agentKafkaEnv } from './support/kafka-auth.js';
+import { ledgerAgent, ledgerAgentsEnv } from './support/ledger-agent.js';
 import { killAll, ROOT, type Started, startNode, startService } from './support/processes.js';
 
 // The idempotency ledger as users meet it: the built service as a process, agent processes
@@ -20,12 +21,14 @@ let kafka: Kafka;
 let namespace: string;
 let database: { url: string; drop: () => Promise<void> };
 let ledger: Started & { url: string };
+// The agent processes' identity at the ledger: one agent key of the tenant their calls are in.
+const agent = ledgerAgent();
 
 beforeAll(async () => {
   kafka = testKafka('ledger-e2e');
   namespace = await provisionedNamespace(kafka, 'e2e');
   database = await throwawayDatabase();
-  ledger = await startService('idempotency-ledger', { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url });
+  ledger = await startService('idempotency-ledger', { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, ...ledgerAgentsEnv(agent) });
 }, 120_000);
 
 afterAll(async () => {
@@ -35,8 +38,8 @@ afterAll(async () => {
 });
 
 function runWorker(mode: string, args: Record<string, unknown>): Started {
-  // An agent process: it reaches the ledger over REST only, and runs as the `agent` principal.
-  return startNode(worker, [mode, JSON.stringify({ baseUrl: ledger.url, ...args })], agentKafkaEnv());
+  // An agent process: it reaches the ledger over REST only, with its agent key, and runs as the `agent` principal.
+  return startNode(worker, [mode, JSON.stringify({ baseUrl: ledger.url, ...args })], { ...agentKafkaEnv(), ...agent.agentEnv });
 }
 
 async function finished(started: Started): Promise<string> {
@@ -79,7 +82,7 @@ describe('a holder that dies mid-execution', () => {
     await holder.exited();
 
     const post = async (route: string, body: unknown) => {
-      const res = await fetch(`${ledger.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${ledger.url}${route}`, { method: 'POST', headers: agent.headers, body: JSON.stringify(body) });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     const early = await post('/v1/idempotency/reservations', { key, connectorId: 'orders.ship', holder: 'second', pendingTtlMs: 1_500 });
@@ -108,7 +111,8 @@ describe('shared rate limits across processes', () => {
       namespace,
       onRecord: ({ event, logTime }) => {
         const verdict = applyLedgerEvent(state, event, logTime.getTime());
-        if (event.type === 'LedgerRateConsumed' && event.payload.budgetKey === budgetKey && verdict.kind === 'admitted') times.push(logTime.getTime());
+        // The ledger stores the agents' budget key scoped by their tenant.
+        if (event.type === 'LedgerRateConsumed' && event.payload.budgetKey === ledgerBudgetKeyOf('default', budgetKey) && verdict.kind === 'admitted') times.push(logTime.getTime());
       },
     });
     return times;
