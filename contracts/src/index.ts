@@ -4,6 +4,7 @@ export * from './chain.js';
 export * from './audit-sources.js';
 export * from './signing.js';
 export * from './claims.js';
+export * from './sealing.js';
 export * from './signing-config.js';
 export * from './events/common.js';
 export * from './events/audit.js';

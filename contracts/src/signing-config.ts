@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GatehouseError } from './errors.js';
 import { agentKeyFromPem } from './claims.js';
+import { contentKeysFromEnv } from './sealing.js';
 import { type AgentKey, createKeyring, keyIdOf, type Keyring, type Signer, type SigningKey, signingKeyFromPem, type TrustedKeyEntry } from './signing.js';
 
 /** Environment variables of signing and verification. Keys come from files or the environment, never from code. */
@@ -43,7 +44,8 @@ export function keyringFromEnv(env: NodeJS.ProcessEnv = process.env): Keyring {
     throw missing(variable, 'must be a JSON array of { keyId, signer, publicKey }');
   }
   if (!Array.isArray(entries)) throw missing(variable, 'must be a JSON array of { keyId, signer, publicKey }');
-  return createKeyring(entries as TrustedKeyEntry[]);
+  // The tenants' content keys travel with the trusted keys: whoever folds approvals opens what it may.
+  return createKeyring(entries as TrustedKeyEntry[], contentKeysFromEnv(env));
 }
 
 /**

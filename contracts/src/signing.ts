@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomUU
 import { z } from 'zod';
 import { canonicalJson } from './chain.js';
 import { GatehouseError } from './errors.js';
+import { type ContentKeys } from './sealing.js';
 
 /**
  * Who may grant. Events that grant something (an approval decided or expired, a ledger outcome,
@@ -117,6 +118,8 @@ export interface TrustedKey {
 /** The public keys a fold trusts, by key id. More than one per signer is valid during a rotation. */
 export interface Keyring {
   readonly keys: ReadonlyMap<string, TrustedKey>;
+  /** The tenants' content keys the holder may open and seal with (`sealing.ts`); absent: none. */
+  readonly content?: ContentKeys;
 }
 
 export const TrustedKeyEntrySchema = z
@@ -132,7 +135,7 @@ export const TrustedKeyEntrySchema = z
 export type TrustedKeyEntry = z.infer<typeof TrustedKeyEntrySchema>;
 
 /** Builds a keyring from configured entries; a malformed entry is a typed error naming its index. */
-export function createKeyring(entries: readonly TrustedKeyEntry[]): Keyring {
+export function createKeyring(entries: readonly TrustedKeyEntry[], content?: ContentKeys): Keyring {
   const keys = new Map<string, TrustedKey>();
   entries.forEach((raw, index) => {
     const parsed = TrustedKeyEntrySchema.safeParse(raw);
@@ -149,7 +152,12 @@ export function createKeyring(entries: readonly TrustedKeyEntry[]): Keyring {
     const agent = entry.agent && Object.freeze({ id: entry.agent.id, tenants: Object.freeze([...entry.agent.tenants]) });
     keys.set(entry.keyId, Object.freeze({ keyId: entry.keyId, signer: entry.signer, publicKey, ...(agent && { agent }) }));
   });
-  return Object.freeze({ keys });
+  return Object.freeze({ keys, ...(content && content.size > 0 && { content }) });
+}
+
+/** `keyring` holding `content` as its content keys (what `keyringFromEnv` does from the environment). */
+export function withContentKeys(keyring: Keyring, content: ContentKeys): Keyring {
+  return Object.freeze({ keys: keyring.keys, ...(content.size > 0 && { content }) });
 }
 
 /** The public half of a signing key, as a keyring entry (what a service publishes for its verifiers). */

@@ -1,6 +1,6 @@
 import { type z } from 'zod';
 import { AuditChainCheckpointV1, DecisionRecordedV1 } from './events/audit.js';
-import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, ApprovalRequestedV2, ApprovalUsedV1 } from './events/approvals.js';
+import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalDecidedV2, ApprovalExpiredV1, ApprovalRequestedV1, ApprovalRequestedV2, ApprovalUsedV1 } from './events/approvals.js';
 import {
   LedgerKeyCompletedV1,
   LedgerKeyExpiredV1,
@@ -47,7 +47,7 @@ export const TOPICS = {
     partitions: 3,
     // The fold needs the whole lifecycle of every approval: keep it forever.
     configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1' },
-    events: [ApprovalRequestedV1, ApprovalRequestedV2, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalCancelledV1, ApprovalUsedV1],
+    events: [ApprovalRequestedV1, ApprovalRequestedV2, ApprovalDecidedV1, ApprovalDecidedV2, ApprovalExpiredV1, ApprovalCancelledV1, ApprovalUsedV1],
   },
   ledger: {
     name: 'gatehouse.ledger.v1',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEvent } from '../envelope.js';
+import { SealedSchema } from '../sealing.js';
 import { ActorSchema, JsonValueSchema, ScopeSchema } from './common.js';
 
 /**
@@ -72,12 +73,34 @@ export const ApprovalRequestedV2 = defineEvent(
       toolCallId: z.string().min(1).max(256),
       /** Per redacted pointer, the salted digest of the removed value (hex sha-256). */
       redactionDigests: z.record(z.string().max(512), z.string().regex(/^[\da-f]{64}$/)).default({}),
+      /**
+       * The request's content (`RequestContentSchema`: arguments, preview, reason, description,
+       * input schema, on-behalf-of) sealed with the tenant's content key (`sealing.ts`), so other
+       * tenants' agents reading the topic learn nothing of it; then `arguments` is null and
+       * `reason` empty here. Absent: the content is in clear (a tenant without a content key).
+       */
+      sealed: SealedSchema.optional(),
     })
     .refine((p) => sameKeys(p.redactedPaths, Object.keys(p.redactionDigests)), {
       message: 'redactionDigests must name exactly the redacted paths',
       path: ['redactionDigests'],
+    })
+    .refine((p) => p.sealed === undefined || (p.arguments === null && p.reason === '' && p.inputSchema === undefined && p.toolDescription === undefined && p.dryRunPreview === undefined && p.onBehalfOf === undefined), {
+      message: 'a sealed request carries its content only in the sealed box',
+      path: ['sealed'],
     }),
 );
+
+/** What a second-edition request's sealed box holds. */
+export const RequestContentSchema = z.strictObject({
+  arguments: JsonValueSchema,
+  inputSchema: RequestFields.inputSchema,
+  toolDescription: RequestFields.toolDescription,
+  dryRunPreview: RequestFields.dryRunPreview,
+  onBehalfOf: RequestFields.onBehalfOf,
+  reason: RequestFields.reason,
+});
+export type RequestContent = z.infer<typeof RequestContentSchema>;
 
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
@@ -114,7 +137,47 @@ export const ApprovalDecidedV1 = defineEvent(
     path: ['editedArguments'],
   }),
 );
-export type ApprovalDecided = z.infer<typeof ApprovalDecidedV1>;
+export type ApprovalDecidedV1Event = z.infer<typeof ApprovalDecidedV1>;
+
+/**
+ * A reviewer decided (second edition): what the reviewer said of the call (edited arguments,
+ * comment) may be sealed with the tenant's content key like the request it answers. Written
+ * (and signed) only by the approval service.
+ */
+export const ApprovalDecidedV2 = defineEvent(
+  'ApprovalDecided',
+  2,
+  z
+    .object({
+      approvalId: z.string().min(1),
+      verdict: ApprovalVerdictSchema,
+      reviewer: ActorSchema,
+      comment: z.string().max(2000).optional(),
+      editedArguments: JsonValueSchema.optional(),
+      /** The grant is void after this instant (judged by the log time of its use); a denial has none. */
+      useBy: z.iso.datetime({ offset: true }).optional(),
+      /** `DecisionContentSchema` sealed with the tenant's content key; then neither field above is in clear. */
+      sealed: SealedSchema.optional(),
+    })
+    .refine((p) => p.sealed === undefined || (p.comment === undefined && p.editedArguments === undefined), {
+      message: 'a sealed decision carries its comment and edits only in the sealed box',
+      path: ['sealed'],
+    })
+    .refine((p) => p.verdict === 'approve-with-edits' || p.editedArguments === undefined, {
+      message: 'editedArguments is forbidden unless approve-with-edits',
+      path: ['editedArguments'],
+    }),
+);
+export type ApprovalDecidedV2Event = z.infer<typeof ApprovalDecidedV2>;
+/** Either edition of a decision, as a fold reads it. */
+export type ApprovalDecided = ApprovalDecidedV1Event | ApprovalDecidedV2Event;
+
+/** What a second-edition decision's sealed box holds. */
+export const DecisionContentSchema = z.strictObject({
+  comment: z.string().max(2000).optional(),
+  editedArguments: JsonValueSchema.optional(),
+});
+export type DecisionContent = z.infer<typeof DecisionContentSchema>;
 
 /** The deadline passed before a decision. Written only by the approval service. */
 export const ApprovalExpiredV1 = defineEvent(

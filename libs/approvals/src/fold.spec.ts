@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalExpiredV1, ApprovalRequestedV1, ApprovalRequestedV2, ApprovalUsedV1, createEvent, type Scope, signClaim, signEvent } from '@gatehouse/contracts';
+import { ApprovalCancelledV1, ApprovalDecidedV1, ApprovalDecidedV2, ApprovalExpiredV1, ApprovalRequestedV1, ApprovalRequestedV2, ApprovalUsedV1, createContentKeys, createEvent, newContentKeyEntry, sealContent, withContentKeys, type Scope, signClaim, signEvent } from '@gatehouse/contracts';
 import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS, testAgentKey, testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
 import { approvalIdForCall, approvalIdForScope } from './approval-id.js';
 import { commitArguments } from './commitment.js';
@@ -503,5 +503,50 @@ describe('grant use: one call, once, for a while', () => {
     const waiting = createApprovalsState(keyring);
     applyApprovalEvent(waiting, requested(), T0);
     expect(applyApprovalEvent(waiting, used(), T0 + 1)).toEqual({ kind: 'rejected', reason: 'not-granted' });
+  });
+});
+
+describe('sealed content: tenants do not read each other', () => {
+  const acmeKey = createContentKeys([newContentKeyEntry('acme', 'content-acme-1')]);
+  const globexKey = createContentKeys([newContentKeyEntry('globex', 'content-globex-1')]);
+  const withKeys = (content: ReturnType<typeof createContentKeys>) => withContentKeys(testKeyring(TEST_KEYS.approval, TEST_AGENT_KEY), content);
+  const sealedRequest = (content = acmeKey) => {
+    const { arguments: args, reason, ...rest } = requestPayload();
+    const sealed = sealContent({ arguments: args, reason }, [...content.values()][0]!, { type: 'ApprovalRequested', approvalId: id, tenant: 'acme' });
+    return claim({ ...rest, arguments: null, reason: '', sealed });
+  };
+
+  it('opens a sealed request with the tenant key and keeps its content in the state', () => {
+    const state = createApprovalsState(withKeys(acmeKey));
+    expect(applyApprovalEvent(state, sealedRequest(), T0)).toEqual({ kind: 'accepted' });
+    expect(state.approvals.get(id)?.request).toMatchObject({ arguments: { amount: 5 }, reason: 'refunds need a person' });
+    expect(JSON.stringify(sealedRequest().payload)).not.toContain('refunds need a person');
+  });
+
+  it("keeps out what it cannot open: another tenant's box is not its business, and an altered or moved box is refused", () => {
+    const other = createApprovalsState(withKeys(globexKey));
+    expect(applyApprovalEvent(other, sealedRequest(), T0)).toEqual({ kind: 'rejected', reason: 'sealed-elsewhere' });
+    expect(other.forbidden.count).toBe(0);
+    const state = createApprovalsState(withKeys(acmeKey));
+    const event = sealedRequest();
+    const altered = signClaim({ ...event, payload: { ...event.payload, sealed: { ...event.payload.sealed!, data: `${event.payload.sealed!.data.slice(0, -2)}AA` } } }, TEST_AGENT_KEY);
+    expect(applyApprovalEvent(state, altered, T0)).toEqual({ kind: 'rejected', reason: 'sealed-tampered' });
+    expect(state.forbidden.count).toBe(1);
+  });
+
+  it('refuses a request in clear for a tenant whose content key the reader holds', () => {
+    const state = createApprovalsState(withKeys(acmeKey));
+    expect(applyApprovalEvent(state, requested(), T0)).toEqual({ kind: 'rejected', reason: 'unsealed' });
+    expect(state.approvals.has(id)).toBe(false);
+  });
+
+  it('opens a sealed decision: the edits grant, and the clear envelope shows neither edits nor comment', () => {
+    const state = createApprovalsState(withKeys(acmeKey));
+    applyApprovalEvent(state, sealedRequest(), T0);
+    const sealed = sealContent({ editedArguments: { amount: 3 }, comment: 'only three' }, [...acmeKey.values()][0]!, { type: 'ApprovalDecided', approvalId: id, tenant: 'acme' });
+    const decision = signed(createEvent(ApprovalDecidedV2, meta(), { approvalId: id, verdict: 'approve-with-edits', reviewer: alice, useBy: new Date(T0 + 60_000).toISOString(), sealed }));
+    expect(JSON.stringify(decision.payload)).not.toContain('only three');
+    expect(applyApprovalEvent(state, decision, T0 + 10)).toEqual({ kind: 'accepted' });
+    expect(grantFromApproval(state, id)).toMatchObject({ editedArguments: { amount: 3 }, useBy: T0 + 60_000 });
   });
 });

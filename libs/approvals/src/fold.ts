@@ -1,7 +1,20 @@
-import { APPROVAL_REQUEST_LIMITS, canonicalJson, checkClaim, checkGrant, type JsonValue, type Keyring, type Scope, type TopicEvent } from '@gatehouse/contracts';
+import {
+  APPROVAL_REQUEST_LIMITS,
+  canonicalJson,
+  checkClaim,
+  checkGrant,
+  DecisionContentSchema,
+  type JsonValue,
+  type Keyring,
+  openContent,
+  RequestContentSchema,
+  type Scope,
+  sealingKeyFor,
+  type TopicEvent,
+} from '@gatehouse/contracts';
 import { approvalIdForCall } from './approval-id.js';
 import { commitmentOfView } from './commitment.js';
-import { type Approval, type ApprovalsState, createApprovalsState, type HistoryEntry, type RejectionReason, type Verdict } from './state.js';
+import { type Approval, type ApprovalRequest, type ApprovalsState, createApprovalsState, type HistoryEntry, type RejectionReason, type Verdict } from './state.js';
 
 export type ApprovalEvent = TopicEvent<'approvals'>;
 
@@ -97,11 +110,26 @@ function forbidden(state: ApprovalsState, reason: RejectionReason): Verdict {
 
 const utf8Bytes = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
 
-/** Whether an agent-written request is past the size bounds (the whole event, or one of its large fields). */
-function tooLarge(event: ApprovalEvent & { type: 'ApprovalRequested' }): boolean {
-  const p = event.payload;
+/** Whether an agent-written request is past the size bounds (the whole event, or one of its large fields, opened). */
+function tooLarge(event: ApprovalEvent & { type: 'ApprovalRequested' }, request: ApprovalRequest): boolean {
   if (utf8Bytes(event) > APPROVAL_REQUEST_LIMITS.eventBytes) return true;
-  return [p.arguments, p.dryRunPreview, p.inputSchema].some((field) => field !== undefined && utf8Bytes(field) > APPROVAL_REQUEST_LIMITS.fieldBytes);
+  return [request.arguments, request.dryRunPreview, request.inputSchema].some((field) => field !== undefined && utf8Bytes(field) > APPROVAL_REQUEST_LIMITS.fieldBytes);
+}
+
+/**
+ * A second-edition request's content, opened: the request as the fold keeps it. A tenant whose
+ * content key this reader holds gets only sealed requests (clear content is readable by every
+ * agent on the topic); a box this reader holds no key for is another tenant's, none of its
+ * business (`sealed-elsewhere`, not reported).
+ */
+function openRequest(state: ApprovalsState, event: ApprovalEvent & { type: 'ApprovalRequested'; version: 2 }): { request: ApprovalRequest } | { refused: Verdict } {
+  const { sealed, ...clear } = event.payload;
+  if (sealed === undefined) return sealingKeyFor(state.keyring.content, event.tenant) ? { refused: reject('unsealed') } : { request: clear };
+  const opened = openContent(sealed, state.keyring.content, { type: event.type, approvalId: clear.approvalId, tenant: event.tenant });
+  if (!opened.ok) return { refused: reject(opened.reason === 'no-key' ? 'sealed-elsewhere' : 'sealed-tampered') };
+  const content = RequestContentSchema.safeParse(opened.value);
+  if (!content.success) return { refused: reject('sealed-tampered') };
+  return { request: { ...clear, ...content.data } };
 }
 
 /**
@@ -110,18 +138,41 @@ function tooLarge(event: ApprovalEvent & { type: 'ApprovalRequested' }): boolean
  * from its call and arguments a reviewer sees as committed. A first-edition request proves none
  * of this: it is read (a user's log holds them) and never counts.
  */
-function requestRefusal(state: ApprovalsState, event: ApprovalEvent & { type: 'ApprovalRequested' }): Verdict | undefined {
-  if (event.version === 1) return reject('legacy-request');
+function requestRefusal(state: ApprovalsState, event: ApprovalEvent & { type: 'ApprovalRequested' }): { refused: Verdict } | { request: ApprovalRequest } {
+  if (event.version === 1) return { refused: reject('legacy-request') };
   const p = event.payload;
-  if (tooLarge(event)) return reject('too-large');
+  if (utf8Bytes(event) > APPROVAL_REQUEST_LIMITS.eventBytes) return { refused: reject('too-large') };
   const claim = checkClaim(event, state.keyring);
-  if (!claim.attributed) return Object.freeze({ kind: 'rejected', reason: 'unattributed-claim', unattributed: claim.reason });
-  if (claim.author.kind !== 'agent') return Object.freeze({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'wrong-signer' });
-  if (event.tenant !== p.scope.tenant) return reject('tenant-mismatch');
-  if (p.requester.kind !== 'agent' || p.requester.id !== claim.author.agentId) return reject('requester-mismatch');
-  if (approvalIdForCall(p.scope, p.requester.id, p.toolCallId) !== p.approvalId) return reject('scope-mismatch');
-  if (commitmentOfView(p.arguments, p.redactionDigests) !== p.scope.argumentsHash) return reject('commitment-mismatch');
-  return undefined;
+  if (!claim.attributed) return { refused: Object.freeze({ kind: 'rejected', reason: 'unattributed-claim', unattributed: claim.reason }) };
+  if (claim.author.kind !== 'agent') return { refused: Object.freeze({ kind: 'rejected', reason: 'unattributed-claim', unattributed: 'wrong-signer' }) };
+  if (event.tenant !== p.scope.tenant) return { refused: reject('tenant-mismatch') };
+  if (p.requester.kind !== 'agent' || p.requester.id !== claim.author.agentId) return { refused: reject('requester-mismatch') };
+  if (approvalIdForCall(p.scope, p.requester.id, p.toolCallId) !== p.approvalId) return { refused: reject('scope-mismatch') };
+  const opened = openRequest(state, event);
+  if ('refused' in opened) return opened;
+  if (tooLarge(event, opened.request)) return { refused: reject('too-large') };
+  if (commitmentOfView(opened.request.arguments, p.redactionDigests) !== p.scope.argumentsHash) return { refused: reject('commitment-mismatch') };
+  return opened;
+}
+
+/** A decision as the fold judges it: its sealed content opened, its use-by time named or not. */
+interface OpenedDecision {
+  readonly approvalId: string;
+  readonly verdict: 'approve' | 'approve-with-edits' | 'deny';
+  readonly reviewer: ApprovalRequest['requester'];
+  readonly comment?: string;
+  readonly editedArguments?: JsonValue;
+  readonly useBy?: string;
+}
+
+function openDecision(state: ApprovalsState, event: ApprovalEvent & { type: 'ApprovalDecided' }, tenant: string): { decision: OpenedDecision } | { refused: Verdict } {
+  if (event.version === 1 || event.payload.sealed === undefined) return { decision: event.payload };
+  const { sealed, ...clear } = event.payload;
+  const opened = openContent(sealed, state.keyring.content, { type: event.type, approvalId: clear.approvalId, tenant });
+  if (!opened.ok) return { refused: reject(opened.reason === 'no-key' ? 'sealed-elsewhere' : 'sealed-tampered') };
+  const content = DecisionContentSchema.safeParse(opened.value);
+  if (!content.success) return { refused: reject('sealed-tampered') };
+  return { decision: { ...clear, ...content.data } };
 }
 
 /** Rejection reasons that mean a claim its author may not make: what readers report as `SECURITY.FORBIDDEN_CLAIM`. */
@@ -134,6 +185,8 @@ const FORBIDDEN_REASONS: ReadonlySet<RejectionReason> = new Set<RejectionReason>
   'commitment-mismatch',
   'too-large',
   'not-requester',
+  'unsealed',
+  'sealed-tampered',
 ]);
 
 /** Whether the fold ignored an event as a forbidden claim (a reader reports it; see `forbiddenClaimDecision`). */
@@ -151,16 +204,16 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
   switch (event.type) {
     case 'ApprovalRequested': {
       const p = event.payload;
-      const refused = requestRefusal(state, event);
-      if (refused) {
-        state.forbidden.count += 1;
-        return refused;
+      const judged = requestRefusal(state, event);
+      if ('refused' in judged) {
+        if (isForbiddenClaim(judged.refused)) state.forbidden.count += 1;
+        return judged.refused;
       }
       if (state.approvals.has(p.approvalId)) return duplicate;
       settle(state, {
         status: 'pending',
         approvalId: p.approvalId,
-        request: p,
+        request: judged.request,
         requestedAt: logTime,
         deadline: Date.parse(p.deadline),
         votes: [],
@@ -170,9 +223,11 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
       return accepted;
     }
     case 'ApprovalDecided': {
-      const p = event.payload;
-      const current = state.approvals.get(p.approvalId);
+      const current = state.approvals.get(event.payload.approvalId);
       if (!current) return reject('unknown-approval');
+      const opened = openDecision(state, event, current.request.scope.tenant);
+      if ('refused' in opened) return opened.refused;
+      const p = opened.decision;
       const terminal = terminalReason(current);
       if (terminal) return reject(terminal);
       const base = pendingBase(current);

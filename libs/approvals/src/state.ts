@@ -1,10 +1,10 @@
-import { type Actor, type ApprovalRequested, type JsonValue, type Keyring, type UnattributedReason, type UntrustedReason } from '@gatehouse/contracts';
+import { type Actor, type ApprovalRequestedV1Event, type JsonValue, type Keyring, type UnattributedReason, type UntrustedReason } from '@gatehouse/contracts';
 
 /**
  * What a request asked for, as the log recorded it. Second-edition requests add the tool call
  * and the redaction digests; the fold counts only those (a first-edition request has no author).
  */
-export type ApprovalRequest = ApprovalRequested['payload'] & { readonly toolCallId?: string; readonly redactionDigests?: Readonly<Record<string, string>> };
+export type ApprovalRequest = ApprovalRequestedV1Event['payload'] & { readonly toolCallId?: string; readonly redactionDigests?: Readonly<Record<string, string>> };
 
 interface ApprovalBase {
   readonly approvalId: string;
@@ -97,7 +97,11 @@ export type RejectionReason =
   | 'not-granted' // a use of an approval that is not approved
   | 'already-used' // a second use of a grant
   | 'past-use-by' // a use logged after the grant's use-by time
-  | 'tool-call-mismatch'; // a use for another tool call than the request named
+  | 'tool-call-mismatch' // a use for another tool call than the request named
+  // Tenants do not read each other.
+  | 'unsealed' // a request in clear for a tenant whose content key the reader holds
+  | 'sealed-tampered' // a sealed box that does not open with its key (altered, or moved to another request)
+  | 'sealed-elsewhere'; // a sealed box for a key this reader does not hold: another tenant's, not its business
 
 /** One event as the fold saw it, applied or not: the "full history" of an approval. */
 export interface HistoryEntry {

@@ -21,7 +21,10 @@ import {
   type GrantPosition,
   type JsonValue,
   type Keyring,
+  RequestContentSchema,
   type Scope,
+  sealContent,
+  sealingKeyFor,
   signClaim,
 } from '@gatehouse/contracts';
 import { ApprovalGatewayError, type ApprovalErrorCode } from './errors.js';
@@ -110,12 +113,9 @@ export interface DescribedApproval {
 
 const bytes = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
 
-/** The fold's size bounds, checked before sending: an oversized request is refused here, not ignored there. */
-function tooLarge(event: { payload: { arguments: JsonValue; dryRunPreview?: JsonValue; inputSchema?: Record<string, JsonValue> } }): boolean {
-  const p = event.payload;
-  // The signature adds about 150 bytes to the event the fold measures.
-  if (bytes(event) + 256 > APPROVAL_REQUEST_LIMITS.eventBytes) return true;
-  return [p.arguments, p.dryRunPreview, p.inputSchema].some((field) => field !== undefined && bytes(field) > APPROVAL_REQUEST_LIMITS.fieldBytes);
+/** The fold's bounds on the large fields, checked before sending: an oversized request is refused here, not ignored there. */
+function fieldsTooLarge(content: { arguments: JsonValue; dryRunPreview?: JsonValue; inputSchema?: Record<string, JsonValue> }): boolean {
+  return [content.arguments, content.dryRunPreview, content.inputSchema].some((field) => field !== undefined && bytes(field) > APPROVAL_REQUEST_LIMITS.fieldBytes);
 }
 
 export function validateTimeout(value: unknown, name: string, where: string): number {
@@ -263,6 +263,18 @@ export class ApprovalGatewayCore implements ApprovalGateway {
       // The requester is the agent the key is bound to: a claim names its own author.
       const requester = { id: key.agent.id, role: request.requester.role, kind: 'agent' as const };
       const approvalId = approvalIdForCall(scope, requester.id, toolCallId);
+      const content = RequestContentSchema.parse({
+        arguments: committed.view,
+        ...(request.inputSchema === undefined ? {} : { inputSchema: request.inputSchema }),
+        ...(request.toolDescription === undefined ? {} : { toolDescription: request.toolDescription }),
+        ...(request.dryRunPreview === undefined ? {} : { dryRunPreview: request.dryRunPreview }),
+        ...(request.onBehalfOf === undefined ? {} : { onBehalfOf: request.onBehalfOf }),
+        reason: request.reason,
+      });
+      if (fieldsTooLarge(content)) throw new TypeError('the request is past the size bounds');
+      // With the tenant's content key, what the request says of the call is sealed: other tenants' agents read the topic too.
+      const contentKey = sealingKeyFor(this.options.keyring.content, tenant);
+      const body = contentKey ? { arguments: null, reason: '', sealed: sealContent(content, contentKey, { type: 'ApprovalRequested', approvalId, tenant }) } : content;
       const event = createEvent(
         ApprovalRequestedV2,
         {
@@ -275,21 +287,17 @@ export class ApprovalGatewayCore implements ApprovalGateway {
         {
           approvalId,
           scope,
-          arguments: committed.view,
           redactedPaths: Object.keys(committed.redactionDigests).sort(),
           redactionDigests: { ...committed.redactionDigests },
           toolCallId,
-          ...(request.inputSchema === undefined ? {} : { inputSchema: request.inputSchema }),
-          ...(request.toolDescription === undefined ? {} : { toolDescription: request.toolDescription }),
-          ...(request.dryRunPreview === undefined ? {} : { dryRunPreview: request.dryRunPreview }),
           requester,
-          ...(request.onBehalfOf === undefined ? {} : { onBehalfOf: request.onBehalfOf }),
-          reason: request.reason,
           deadline: request.deadline,
           ...(request.quorum === undefined ? {} : { quorum: { required: request.quorum.required, reviewers: [...request.quorum.reviewers] } }),
+          ...body,
         },
       );
-      if (tooLarge(event)) throw new TypeError('the request is past the size bounds');
+      // The signature adds about 150 bytes to the event the fold measures.
+      if (bytes(event) + 256 > APPROVAL_REQUEST_LIMITS.eventBytes) throw new TypeError('the request is past the size bounds');
       return { approvalId, event: signClaim(event, key), key, described: Object.freeze({ approvalId, scope, view: committed.view }) };
     } catch {
       // The contract error names fields and values; the caller learns only that it was invalid.

@@ -1,4 +1,4 @@
-import { type Actor, ApprovalDecidedV1, createEvent, type JsonValue, JsonValueSchema } from '@gatehouse/contracts';
+import { type Actor, ApprovalDecidedV2, createEvent, type JsonValue, JsonValueSchema, sealContent, sealingKeyFor } from '@gatehouse/contracts';
 import { type Approval, isOwnRequest, type Verdict } from '@gatehouse/approvals';
 import { z } from 'zod';
 import { type Reviewer } from '../auth/reviewer-auth.js';
@@ -89,8 +89,11 @@ export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer,
   if (settled) throw settled;
 
   const actor: Actor = { id: reviewer.id, role: reviewer.role, kind: 'human' };
+  // What the reviewer said of the call is sealed with the tenant's content key, like the request it answers.
+  const content = { ...(body.comment !== undefined && { comment: body.comment }), ...(body.verdict === 'approve-with-edits' && { editedArguments: body.editedArguments }) };
+  const contentKey = sealingKeyFor(engine.contentKeys, scope.tenant);
   const event = createEvent(
-    ApprovalDecidedV1,
+    ApprovalDecidedV2,
     {
       source: APPROVAL_SOURCE,
       tenant: scope.tenant,
@@ -102,10 +105,9 @@ export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer,
       approvalId,
       verdict: body.verdict,
       reviewer: actor,
-      ...(body.comment !== undefined && { comment: body.comment }),
-      ...(body.verdict === 'approve-with-edits' && { editedArguments: body.editedArguments }),
       // A grant is for a while: the agent must use it before this (judged by the log time of its use).
       ...(body.verdict !== 'deny' && { useBy: new Date(Date.now() + engine.grantTtlMs).toISOString() }),
+      ...(contentKey ? { sealed: sealContent(content, contentKey, { type: 'ApprovalDecided', approvalId, tenant: scope.tenant }) } : content),
     },
   );
   const verdict = await engine.decide(event);

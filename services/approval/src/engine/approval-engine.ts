@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { ApprovalExpiredV1, createEvent, DecisionRecordedV1, forbiddenClaimDecision, type Keyring, signEvent, type SigningKey, topicName } from '@gatehouse/contracts';
+import { ApprovalExpiredV1, type ContentKeys, createEvent, DecisionRecordedV1, forbiddenClaimDecision, type Keyring, signEvent, type SigningKey, topicName } from '@gatehouse/contracts';
 import { type Approval, type ApprovalEvent, type ApprovalsState, DEFAULT_GRANT_TTL_MS, dueForExpiry, isForbiddenClaim, type Verdict } from '@gatehouse/approvals';
 import { approvalProjection } from '@gatehouse/approval-projection';
 import { type DecodedRecord, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
@@ -67,13 +67,15 @@ export class ApprovalEngine {
     private readonly signingKey: SigningKey,
     /** How long a grant may be used after its decision, ms. */
     readonly grantTtlMs: number,
+    /** The tenants' content keys: decisions are sealed like the requests they answer. */
+    readonly contentKeys: ContentKeys | undefined,
   ) {
     // Every open event stream listens; the count is bounded by connections, not a leak.
     this.changes.setMaxListeners(0);
   }
 
   static async start(options: ApprovalEngineOptions): Promise<ApprovalEngine> {
-    const approvals = new ApprovalEngine(options.log ?? (() => undefined), options.signingKey, options.grantTtlMs ?? DEFAULT_GRANT_TTL_MS);
+    const approvals = new ApprovalEngine(options.log ?? (() => undefined), options.signingKey, options.grantTtlMs ?? DEFAULT_GRANT_TTL_MS, options.keyring.content);
     const keyring = options.keyring;
     approvals.engine = await FoldEngine.start({
       kafka: options.kafka,
