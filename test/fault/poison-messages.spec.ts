@@ -15,6 +15,7 @@ import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testi
 import { type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import { auditReader } from '../src/support/audit-reader.js';
 import { throwawayDatabase } from '../src/support/database.js';
+import { ledgerAgent, ledgerAgentsEnv } from '../src/support/ledger-agent.js';
 import { killAll, type Started, startService } from '../src/support/processes.js';
 
 // A poison record on every topic, followed by a valid one: the services that fold a topic park
@@ -29,6 +30,8 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const reviewerAuth = { authorization: `Bearer ${reviewerKey}`, 'content-type': 'application/json' };
 const operatorAuth = { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' };
 const reader = auditReader();
+// The ledger's caller in the ledger test: an agent key of its own tenant.
+const ledgerCaller = ledgerAgent(['acme'], 'agent:poison-test');
 
 let kafka: Kafka;
 let namespace: string;
@@ -49,7 +52,7 @@ beforeAll(async () => {
   const common = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url };
   [approval, ledger, policy, exporter] = await Promise.all([
     startService('approval', { ...common, GATEHOUSE_APPROVAL_REVIEWERS: JSON.stringify([{ id: 'user:rita', role: 'payments-approver', tenants: '*', connectors: '*', apiKeySha256: sha256(reviewerKey) }]) }),
-    startService('idempotency-ledger', common),
+    startService('idempotency-ledger', { ...common, ...ledgerAgentsEnv(ledgerCaller) }),
     startService('policy', { ...common, GATEHOUSE_POLICY_OPERATORS: JSON.stringify([{ id: 'user:ops', role: 'policy-admin', apiKeySha256: sha256(operatorKey), policySets: '*', publish: true }]) }),
     startService('audit-export', { ...common, ...reader.env, GATEHOUSE_EXPORT_FILE_DIR: dir, GATEHOUSE_EXPORT_FROM: 'earliest' }),
   ]);
@@ -197,7 +200,7 @@ describe('a poison record on each topic', () => {
 
   it('ledger: the fold parks it, and a reservation and completion after it are answered', async () => {
     const count = await poison('ledger');
-    const post = (route: string, body: unknown) => json<Record<string, unknown>>(`${ledger.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (route: string, body: unknown) => json<Record<string, unknown>>(`${ledger.url}${route}`, { method: 'POST', headers: ledgerCaller.headers, body: JSON.stringify(body) });
     // Keys until every partition had one after its poison: the fold must get past each to answer.
     const partitions = new Set<number>();
     let keys = 0;
@@ -207,7 +210,7 @@ describe('a poison record on each topic', () => {
       const reserved = await post('/v1/idempotency/reservations', { key, connectorId: 'orders.ship', holder: 'h', pendingTtlMs: 60_000 });
       expect(reserved).toMatchObject({ status: 200, body: { status: 'reserved' } });
       expect(await post('/v1/idempotency/completions', { key, leaseToken: reserved.body['leaseToken'], result: { shipped: keys } })).toMatchObject({ status: 200 });
-      const view = await json<{ status: string; position: { partition: number } }>(`${ledger.url}/v1/idempotency/keys/${key}`);
+      const view = await json<{ status: string; position: { partition: number } }>(`${ledger.url}/v1/idempotency/keys/${key}`, { headers: ledgerCaller.headers });
       expect(view.body.status).toBe('completed');
       partitions.add(view.body.position.partition);
     }
