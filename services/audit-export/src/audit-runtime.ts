@@ -60,10 +60,11 @@ export class AuditRuntime {
 
   constructor(private readonly options: AuditRuntimeOptions) {
     this.log = options.log ?? (() => undefined);
-    this.projection = new DecisionsProjection(options.kafka, options.dataSource, options.schema, options.namespace, this.log, options.deadLetters);
+    this.projection = new DecisionsProjection(options.kafka, options.dataSource, options.schema, options.namespace, this.log, options.deadLetters, options.export.keyring);
   }
 
   start(): void {
+    if (!this.options.export.keyring) this.log('warn', 'no trusted keys configured: no audit record can be verified for its source', { code: 'AUDIT.SOURCES_UNVERIFIED' });
     const target = decisionsLog(topicName('audit', this.options.namespace));
     this.options.logs.expect(target);
     // A log found changed while running: stop reading it (a restart checks again and refuses).
@@ -146,6 +147,8 @@ export class AuditRuntime {
           from: this.options.export.from,
           telemetry: this.options.telemetry ?? new ExportTelemetry(),
           log: this.log,
+          verdicts: (topic, ids) => this.projection.verdicts(topic, ids),
+          ...(this.options.export.verifyWaitMs === undefined ? {} : { verifyWaitMs: this.options.export.verifyWaitMs }),
           ...(this.options.export.retryBaseMs === undefined ? {} : { retryBaseMs: this.options.export.retryBaseMs }),
           ...(this.options.export.retryMaxMs === undefined ? {} : { retryMaxMs: this.options.export.retryMaxMs }),
         });

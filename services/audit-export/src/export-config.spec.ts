@@ -2,6 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SIGNING_ENV, trustedEntryOf } from '@gatehouse/contracts';
+import { TEST_KEYS } from '@gatehouse/contracts/testing';
 import { apiKeyDigest } from '@gatehouse/service-runtime';
 import { EXPORT_ENV, exportOptionsFromEnv } from './export-config.js';
 
@@ -57,5 +59,17 @@ describe('export configuration: readers and operators', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(() => exportOptionsFromEnv({ [EXPORT_ENV.readersFile]: '/nonexistent/readers.json' })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID', details: { variable: EXPORT_ENV.readersFile } }));
+  });
+});
+
+describe('export configuration: source verification', () => {
+  it('reads the trusted keys when configured, and waits 3 s for a checkpoint by default', () => {
+    expect(exportOptionsFromEnv({})).toMatchObject({ verifyWaitMs: 3_000 });
+    expect(exportOptionsFromEnv({}).keyring).toBeUndefined();
+    const keyring = exportOptionsFromEnv({ [SIGNING_ENV.trustedKeys]: JSON.stringify([trustedEntryOf(TEST_KEYS.approval)]) }).keyring;
+    expect([...(keyring?.keys.keys() ?? [])]).toEqual([TEST_KEYS.approval.keyId]);
+    expect(exportOptionsFromEnv({ [EXPORT_ENV.verifyWaitMs]: '0' }).verifyWaitMs).toBe(0);
+    expect(() => exportOptionsFromEnv({ [EXPORT_ENV.verifyWaitMs]: '-1' })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID' }));
+    expect(() => exportOptionsFromEnv({ [SIGNING_ENV.trustedKeys]: 'not json' })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID' }));
   });
 });

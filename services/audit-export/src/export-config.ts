@@ -1,4 +1,4 @@
-import { GatehouseError } from '@gatehouse/contracts';
+import { GatehouseError, type Keyring, keyringFromEnv, SIGNING_ENV } from '@gatehouse/contracts';
 import { type ApiKeyPrincipal, ApiKeySha256, parsePrincipalList, principalListText } from '@gatehouse/service-runtime';
 import { z } from 'zod';
 import { type FeedFormat, FEED_FORMATS } from './feeds/export-line.js';
@@ -23,6 +23,7 @@ export const EXPORT_ENV = {
   operatorsFile: 'GATEHOUSE_EXPORT_OPERATORS_FILE',
   readers: 'GATEHOUSE_AUDIT_READERS',
   readersFile: 'GATEHOUSE_AUDIT_READERS_FILE',
+  verifyWaitMs: 'GATEHOUSE_EXPORT_VERIFY_WAIT_MS',
 } as const;
 
 export interface ExportOptions {
@@ -41,6 +42,13 @@ export interface ExportOptions {
    * an operator or any reader for `GET /v1/exports`). None configured: every query is refused.
    */
   readonly readers?: readonly AuditReader[];
+  /**
+   * The keys audit checkpoints are checked against (GATEHOUSE_TRUSTED_KEYS_FILE): which records
+   * their source vouched for. None: every record reads as unverified.
+   */
+  readonly keyring?: Keyring;
+  /** How long after a record's log time the export waits for its checkpoint before writing its line, ms (default 3,000). */
+  readonly verifyWaitMs?: number;
   /** How often a standby replica asks for the export's lease, ms (default 2,000; tests shorten it). */
   readonly leaseRetryMs?: number;
   /** Back-off while a sink is down, ms (tests shorten it). */
@@ -94,12 +102,19 @@ export function exportOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Expo
   const operators = parseExportOperators(operatorList.text, operatorList.from);
   const readerList = principalListText(env, EXPORT_ENV.readers, EXPORT_ENV.readersFile);
   const readers = parseAuditReaders(readerList.text, readerList.from);
+  const waitRaw = env[EXPORT_ENV.verifyWaitMs];
+  const verifyWaitMs = Number(waitRaw ?? 3_000);
+  if (!Number.isInteger(verifyWaitMs) || verifyWaitMs < 0 || verifyWaitMs > 600_000) throw invalid(EXPORT_ENV.verifyWaitMs, 'must be a whole number of milliseconds from 0 to 600000');
+  // Optional: without trusted keys the service still projects and exports, and judges no source verified.
+  const keyring = env[SIGNING_ENV.trustedKeysFile] || env[SIGNING_ENV.trustedKeys] ? keyringFromEnv(env) : undefined;
   const fileFormats = (env[EXPORT_ENV.fileFormats] ?? 'ocsf,cef').split(',').map((f) => format(EXPORT_ENV.fileFormats, f.trim(), 'ocsf'));
   return {
     name,
     from,
     operators,
     readers,
+    verifyWaitMs,
+    ...(keyring ? { keyring } : {}),
     ...(fileDir ? { file: { directory: fileDir, formats: [...new Set(fileFormats)], maxBytes: positiveInt(EXPORT_ENV.fileMaxBytes, env[EXPORT_ENV.fileMaxBytes], 64 * 1024 * 1024) } } : {}),
     ...(httpUrl
       ? {

@@ -2,8 +2,8 @@ import { isDecisionRecorded, topicName } from '@gatehouse/contracts';
 import { type DecodedRecord, type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
-import { type AuditRecord, type ExportLine, type FeedFormat } from '../feeds/export-line.js';
-import { toLine } from '../feeds/map-record.js';
+import { type AuditRecord, type ExportLine, type FeedFormat, type RecordVerification } from '../feeds/export-line.js';
+import { exportLines } from '../feeds/map-record.js';
 import { type AuditSink, backoffMs } from '../sinks/audit-sink.js';
 import { type ExportTelemetry } from '../telemetry/export-telemetry.js';
 import { ExportPositions } from './export-positions.js';
@@ -30,7 +30,33 @@ export interface ExportPipelineOptions {
   readonly retryMaxMs?: number;
   /** How often the lag gauge is refreshed, ms. Default 5,000; 0 disables the timer. */
   readonly lagIntervalMs?: number;
+  /**
+   * The projection's verdicts on records' sources (`RecordVerification`): each line says whether
+   * its source vouched for it. Absent: lines carry no verdict (null).
+   */
+  readonly verdicts?: (topic: string, eventIds: readonly string[]) => Promise<ReadonlyMap<string, RecordVerification>>;
+  /**
+   * How long after a record's log time the export waits for it to be verified before writing its
+   * line with the verdict it has then (its checkpoint is written up to a second or so later, on
+   * another partition). Default 3,000; 0 never waits.
+   */
+  readonly verifyWaitMs?: number;
 }
+
+/** Resolves after `ms` or when `signal` aborts, leaving no listener behind (it runs many times a batch). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+const UNVERIFIED: RecordVerification = Object.freeze({ status: 'unverified', reason: null, keyId: null, checkpoint: null });
 
 export interface ExportStatus {
   readonly name: string;
@@ -207,7 +233,9 @@ export class ExportPipeline {
     if (generation !== this.generation) return;
     const items = this.buffers.get(partition) ?? [];
     this.buffers.set(partition, []);
-    const records = items.filter((i): i is AuditRecord => 'event' in i);
+    const read = items.filter((i): i is AuditRecord => 'event' in i);
+    const records = await this.judged(read, this.stopping.signal);
+    if (generation !== this.generation) return;
     for (const poison of items.filter((i): i is PoisonRecord => !('event' in i))) {
       // The projection keeps the reason; the export counts it and moves on.
       this.skippedCount += 1;
@@ -217,7 +245,7 @@ export class ExportPipeline {
     const lines = (format: FeedFormat): ExportLine[] => {
       let list = linesByFormat.get(format);
       if (!list) {
-        list = records.map((r) => toLine(r, format));
+        list = records.flatMap((r) => exportLines(r, format));
         linesByFormat.set(format, list);
       }
       return list;
@@ -266,6 +294,30 @@ export class ExportPipeline {
     this.stored[partition] = nextOffset;
     this.exportedCount += records.length;
     for (const span of spans) span.end();
+  }
+
+  /**
+   * The records with the projection's verdict on each, once every one is verified or its wait
+   * (`verifyWaitMs` after its log time) is over: a forbidden record waits too, since an honest
+   * checkpoint may still vouch for it. A database that does not answer leaves them unverified.
+   */
+  private async judged(records: AuditRecord[], signal: AbortSignal): Promise<AuditRecord[]> {
+    const lookup = this.options.verdicts;
+    if (!lookup || records.length === 0) return records;
+    const waitMs = this.options.verifyWaitMs ?? 3_000;
+    const ids = records.map((r) => r.event.id);
+    let verdicts: ReadonlyMap<string, RecordVerification> = new Map();
+    for (;;) {
+      try {
+        verdicts = await lookup(this.topic, ids);
+      } catch {
+        // Asked again until the wait is over; then the lines say unverified.
+      }
+      const waitUntil = Math.max(0, ...records.filter((r) => verdicts.get(r.event.id)?.status !== 'verified').map((r) => r.logTime.getTime() + waitMs));
+      if (Date.now() >= waitUntil || signal.aborted) break;
+      await pause(Math.min(200, waitUntil - Date.now()), signal);
+    }
+    return records.map((r) => ({ ...r, verification: verdicts.get(r.event.id) ?? UNVERIFIED }));
   }
 
   private abandon(spans: readonly { end(): void; setStatus(status: { code: number }): unknown }[]): void {

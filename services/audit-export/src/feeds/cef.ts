@@ -57,6 +57,9 @@ export function toCef(record: AuditRecord): string {
     ['cn2Label', 'kafkaOffset'],
     ['cn2', record.offset],
     ['deviceReceiptTime', record.logTime.getTime()],
+    // CEF has no standard field for who vouched for a record: two vendor keys (absent when not judged).
+    ['gatehouseVerification', record.verification?.status],
+    ['gatehouseVerificationReason', record.verification?.reason ?? undefined],
   ];
   // A label without its value says nothing: drop both.
   const present = extensions.filter(([key, value], i) => {

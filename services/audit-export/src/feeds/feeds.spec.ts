@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { decision, record } from '../testing/decisions.js';
 import { escapeCefHeader, escapeCefValue, toCef } from './cef.js';
-import { toLine } from './map-record.js';
+import { exportLines, FORBIDDEN_AUDIT_SOURCE, securityRecord, toLine } from './map-record.js';
 import { toOcsf, toOcsfLine } from './ocsf.js';
 
 describe('OCSF feed', () => {
@@ -88,5 +88,39 @@ describe('CEF feed', () => {
   it('toLine tags lines with id, format and position', () => {
     const event = decision();
     expect(toLine(record(event, 1, '9'), 'cef')).toMatchObject({ eventId: event.id, format: 'cef', partition: 1, offset: '9', outcome: 'denied', boundary: 'tool' });
+  });
+});
+
+describe('source verification in the feeds', () => {
+  const forbidden = { status: 'forbidden', reason: 'forbidden-source', keyId: 'agent-globex', checkpoint: '9b2f3c1e-0000-4000-8000-000000000001' } as const;
+  const verified = { status: 'verified', reason: null, keyId: 'approval-1', checkpoint: '9b2f3c1e-0000-4000-8000-000000000002' } as const;
+
+  it('says in OCSF and CEF whether the record’s source vouched for it (null or absent when not judged)', () => {
+    const event = decision();
+    expect(toOcsf({ ...record(event), verification: verified })).toMatchObject({ unmapped: { verification: { status: 'verified', reason: null, key_id: 'approval-1', checkpoint_uid: verified.checkpoint } } });
+    expect(JSON.parse(toOcsfLine(record(event))).unmapped.verification).toBeNull();
+    const cef = toCef({ ...record(event), verification: forbidden });
+    expect(cef).toContain('gatehouseVerification=forbidden gatehouseVerificationReason=forbidden-source');
+    expect(toCef({ ...record(event), verification: verified })).toMatch(/gatehouseVerification=verified$/);
+    expect(toCef(record(event))).not.toContain('gatehouseVerification');
+  });
+
+  it('follows a forbidden record with audit-export’s own SECURITY.FORBIDDEN_AUDIT_SOURCE denial, the same bytes on every export', () => {
+    const event = decision({ outcome: 'allowed', code: 'APPROVAL.GRANTED', boundary: 'approval' }, { tenant: 'acme', subject: 'run-9' });
+    const lines = exportLines({ ...record(event, 1, '12'), verification: forbidden }, 'ocsf');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]?.eventId).toBe(event.id);
+    const security = JSON.parse(lines[1]!.text) as Record<string, unknown>;
+    expect(security).toMatchObject({
+      status_code: FORBIDDEN_AUDIT_SOURCE,
+      disposition: 'Blocked',
+      metadata: { tenant_uid: 'acme' },
+      unmapped: { gatehouse: { source: 'service:audit-export', subject: 'run-9', causation_id: event.id }, kafka: { partition: 1, offset: '12' } },
+    });
+    expect(security['status_detail']).toContain('forbidden-source');
+    expect(exportLines({ ...record(structuredClone(event), 1, '12'), verification: forbidden }, 'ocsf').map((l) => l.text)).toEqual(lines.map((l) => l.text));
+    expect(exportLines({ ...record(event), verification: forbidden }, 'cef')[1]?.text).toContain(`|${FORBIDDEN_AUDIT_SOURCE}|approval denied|7|`);
+    expect(securityRecord({ ...record(event), verification: verified })).toBeUndefined();
+    expect(exportLines({ ...record(event), verification: { status: 'unverified', reason: null, keyId: null, checkpoint: null } }, 'ocsf')).toHaveLength(1);
   });
 });

@@ -168,6 +168,10 @@ export function toOcsf(record: AuditRecord): Record<string, unknown> {
         detections: p.detections,
       }),
       chain: event.chain ? { producer: event.chain.producer, seq: event.chain.seq, prev_hash: event.chain.prevHash } : null,
+      // Whether its source vouched for it (null: not judged, e.g. audit-export's own lines).
+      verification: record.verification
+        ? { status: record.verification.status, reason: record.verification.reason, key_id: record.verification.keyId, checkpoint_uid: record.verification.checkpoint }
+        : null,
       kafka: { topic: record.topic, partition: record.partition, offset: record.offset },
     },
   });

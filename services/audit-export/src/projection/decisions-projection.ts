@@ -1,10 +1,11 @@
-import { GatehouseError, isDecisionRecorded, topicName } from '@gatehouse/contracts';
+import { eventDigest, GatehouseError, isDecisionRecorded, type Keyring, topicName } from '@gatehouse/contracts';
 import { type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { jsonbParam, type LogBinding, type ProjectedLog, ProjectionOffsets } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportLog } from '../export/export-pipeline.js';
-import { type AuditRecord } from '../feeds/export-line.js';
+import { type AuditRecord, type RecordVerification } from '../feeds/export-line.js';
+import { type CheckpointRow, checkpointRow, type ForbiddenVerdict, judgeDigests, storeCheckpoints, verdictsOf } from './source-verification.js';
 
 export const PROJECTION_NAME = 'decisions';
 
@@ -61,6 +62,12 @@ export function decisionRow(record: AuditRecord) {
     chain_producer: event.chain?.producer ?? null,
     chain_seq: event.chain?.seq ?? null,
     chain_prev_hash: event.chain?.prevHash ?? null,
+    // Unverified until a checkpoint that lists this digest is read (`source-verification.ts`).
+    digest: eventDigest(event),
+    verification: 'unverified',
+    verification_reason: null,
+    verified_by: null,
+    verification_checkpoint: null,
   };
 }
 
@@ -77,6 +84,7 @@ export class DecisionsProjection {
   private readonly topic: string;
   private readonly s: string;
   private readonly rows = new Map<number, DecisionRow[]>();
+  private readonly checkpoints = new Map<number, CheckpointRow[]>();
   private readonly poison = new Map<number, PoisonRecord[]>();
   private tail: TailHandle | undefined;
   private binding: LogBinding | undefined;
@@ -91,6 +99,8 @@ export class DecisionsProjection {
     private readonly log: ExportLog = () => undefined,
     /** Called after a write committed with the unapplied records it stored for the first time (the dead-letter feed). */
     private readonly onUnapplied: (poison: readonly PoisonRecord[]) => Promise<void> = async () => undefined,
+    /** The keys checkpoints are checked against; none: no record's source is ever verified. */
+    private readonly keyring?: Keyring,
   ) {
     this.topic = topicName('audit', namespace);
     this.offsets = new ProjectionOffsets(schema, PROJECTION_NAME);
@@ -110,10 +120,16 @@ export class DecisionsProjection {
     return this.offsets.load(this.dataSource.manager, this.topic);
   }
 
+  /** The verdicts on the sources of `eventIds` of `topic`, as projected so far (what the export waits for). */
+  verdicts(topic: string, eventIds: readonly string[]): Promise<Map<string, RecordVerification>> {
+    return verdictsOf(this.dataSource.manager, this.s, topic, eventIds);
+  }
+
   private async run(): Promise<void> {
     if (this.stopped) return;
     try {
       this.rows.clear();
+      this.checkpoints.clear();
       this.poison.clear();
       const from = await this.storedOffsets();
       this.tail = await tailTopic(this.kafka, 'audit', {
@@ -121,10 +137,15 @@ export class DecisionsProjection {
         fromOffsets: from,
         onRecord: (record) => {
           const { event } = record;
-          if (!isDecisionRecorded(event)) return;
-          const list = this.rows.get(record.partition) ?? [];
-          list.push(decisionRow({ ...record, event }));
-          this.rows.set(record.partition, list);
+          if (isDecisionRecorded(event)) {
+            const list = this.rows.get(record.partition) ?? [];
+            list.push(decisionRow({ ...record, event }));
+            this.rows.set(record.partition, list);
+          } else {
+            const list = this.checkpoints.get(record.partition) ?? [];
+            list.push(checkpointRow({ ...record, event }, this.keyring));
+            this.checkpoints.set(record.partition, list);
+          }
         },
         onPoison: (p) => {
           const list = this.poison.get(p.partition) ?? [];
@@ -156,8 +177,10 @@ export class DecisionsProjection {
 
   private async flush(partition: number, next: string): Promise<void> {
     const rows = this.rows.get(partition) ?? [];
+    const checkpoints = this.checkpoints.get(partition) ?? [];
     const poison = this.poison.get(partition) ?? [];
     let stored: PoisonRecord[] = [];
+    let forbidden: ForbiddenVerdict[] = [];
     for (let attempt = 1; ; attempt += 1) {
       try {
         await this.dataSource.transaction(async (manager) => {
@@ -170,6 +193,9 @@ export class DecisionsProjection {
               [jsonbParam(rows)],
             );
           }
+          await storeCheckpoints(manager, this.s, checkpoints);
+          // Each record meets the checkpoints stored before it, each checkpoint the records: either order.
+          forbidden = await judgeDigests(manager, this.s, this.topic, [...rows.map((r) => r.digest), ...checkpoints.flatMap((c) => c.digests)], this.keyring);
           stored = [];
           if (poison.length > 0) {
             const inserted = (await manager.query(
@@ -183,8 +209,10 @@ export class DecisionsProjection {
             const fresh = new Set(inserted.map((r) => r.offset));
             stored = poison.filter((p) => fresh.has(p.offset));
           }
-          // The newest row is the anchor: the record that ties the positions to this log.
-          const last = rows.at(-1);
+          // The newest record applied is the anchor: the record that ties the positions to this log.
+          const lastRow = rows.at(-1);
+          const lastCheckpoint = checkpoints.at(-1);
+          const last = lastCheckpoint && (!lastRow || BigInt(lastCheckpoint.offset) > BigInt(lastRow.offset)) ? lastCheckpoint : lastRow;
           await this.offsets.save(manager, this.topic, partition, next, last ? { offset: BigInt(last.offset), timeMs: Date.parse(last.log_time) } : undefined);
         });
         break;
@@ -196,7 +224,14 @@ export class DecisionsProjection {
       }
     }
     this.rows.set(partition, []);
+    this.checkpoints.set(partition, []);
     this.poison.set(partition, []);
+    // The service's own security decision on a record whose source its checkpoint may not claim: logged (no
+    // payload), marked in the API and followed by a SECURITY.FORBIDDEN_AUDIT_SOURCE line in the feeds.
+    for (const c of checkpoints.filter((row) => !row.trusted)) {
+      this.log('warn', 'an audit checkpoint without a trusted signature vouches for nothing', { code: 'SECURITY.UNTRUSTED_AUDIT_CHECKPOINT', eventId: c.event_id, untrusted: c.untrusted_reason ?? 'unsigned', partition: c.partition, offset: c.offset });
+    }
+    for (const f of forbidden) this.log('warn', 'an audit record is vouched for only by a checkpoint that may not claim it', { code: 'SECURITY.FORBIDDEN_AUDIT_SOURCE', eventId: f.eventId, reason: f.reason, partition: f.partition, offset: f.offset });
     if (stored.length > 0) await this.onUnapplied(stored);
   }
 

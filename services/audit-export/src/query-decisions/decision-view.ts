@@ -1,3 +1,5 @@
+import { type RecordVerification } from '../feeds/export-line.js';
+
 /**
  * What the query API returns about a decision: the allowlist. Anything not named here —
  * `attributes`, `detections`, trace context, any field a later event version adds — is never
@@ -29,6 +31,12 @@ export interface DecisionView {
   readonly durationMs: number | null;
   readonly chain: { readonly producer: string; readonly seq: number; readonly prevHash: string | null } | null;
   readonly position: { readonly partition: number; readonly offset: string };
+  /**
+   * Whether its source vouched for it: `verified` (a checkpoint signed by a key that may speak for
+   * its source and tenant lists it), `unverified` (none does, yet), `forbidden` (only checkpoints
+   * whose key may not claim it, or forged ones). With the reason, the key and the checkpoint.
+   */
+  readonly verification: RecordVerification;
 }
 
 /** The top-level keys of `DecisionView`, for tests that check nothing else leaks. */
@@ -57,6 +65,7 @@ export const DECISION_FIELDS = [
   'durationMs',
   'chain',
   'position',
+  'verification',
 ] as const satisfies readonly (keyof DecisionView)[];
 
 export interface DecisionDbRow {
@@ -91,12 +100,17 @@ export interface DecisionDbRow {
   chain_producer: string | null;
   chain_seq: number | null;
   chain_prev_hash: string | null;
+  verification: RecordVerification['status'];
+  verification_reason: string | null;
+  verified_by: string | null;
+  verification_checkpoint: string | null;
 }
 
 /** The explicit column list every read uses (never `SELECT *`). */
 export const DECISION_COLUMNS = `event_id, decision_id, tenant, subject, source, event_time, log_time, partition, "offset", boundary, outcome, code, reason,
   actor_id, actor_role, actor_kind, agent_id, run_id, tool_id, policy_bundle, policy_revision, policy_rule, correlation_id, causation_id,
-  entry_path, thread_id, redacted_paths, duration_ms, chain_producer, chain_seq, chain_prev_hash`;
+  entry_path, thread_id, redacted_paths, duration_ms, chain_producer, chain_seq, chain_prev_hash,
+  verification, verification_reason, verified_by, verification_checkpoint`;
 
 export function toView(row: DecisionDbRow): DecisionView {
   return {
@@ -124,5 +138,6 @@ export function toView(row: DecisionDbRow): DecisionView {
     durationMs: row.duration_ms,
     chain: row.chain_producer === null || row.chain_seq === null ? null : { producer: row.chain_producer, seq: row.chain_seq, prevHash: row.chain_prev_hash },
     position: { partition: row.partition, offset: String(row.offset) },
+    verification: { status: row.verification, reason: row.verification_reason, keyId: row.verified_by, checkpoint: row.verification_checkpoint },
   };
 }

@@ -42,6 +42,8 @@ export const DecisionQuerySchema = z
     decision: DecisionOutcomeSchema.optional(),
     boundary: BoundarySchema.optional(),
     policy: Text.optional(),
+    /** `verified`, `unverified` or `forbidden`: the verdict on the record's source. */
+    verification: z.enum(['verified', 'unverified', 'forbidden']).optional(),
     from: Time.optional(),
     to: Time.optional(),
     limit: z
@@ -95,6 +97,7 @@ export async function queryDecisions(manager: EntityManager, schema: string, que
   if (query.decision !== undefined) add((p) => `outcome = ${p}`, query.decision);
   if (query.boundary !== undefined) add((p) => `boundary = ${p}`, query.boundary);
   if (query.policy !== undefined) add((p) => `policy_bundle = ${p}`, query.policy);
+  if (query.verification !== undefined) add((p) => `verification = ${p}`, query.verification);
   if (query.from !== undefined) add((p) => `log_time >= ${p}::timestamptz`, query.from);
   if (query.to !== undefined) add((p) => `log_time < ${p}::timestamptz`, query.to);
   if (query.cursor !== undefined) {
