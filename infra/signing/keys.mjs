@@ -9,18 +9,21 @@
 //   node infra/signing/keys.mjs <dir> --agent <name> <agentId> <tenant[,tenant]>
 //                                                     an agent's claim key (<dir>/agent-<name>.pem, .id),
 //                                                     trusted bound to that agent id and those tenants
+//   node infra/signing/keys.mjs <dir> --content <tenant>  a tenant's content key (AES-256) in
+//                                                     <dir>/content-keys.json: requests and decisions of
+//                                                     that tenant are sealed on the approvals topic
 // Layout: <dir>/<signer>.pem, <dir>/<signer>.id (current key id, also derivable from the key),
 // <dir>/trusted-keys.json (every trusted public key). Needs the built @gatehouse/contracts.
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { keyIdOf } from '@gatehouse/contracts';
+import { keyIdOf, newContentKeyEntry } from '@gatehouse/contracts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const SIGNERS = ['approval', 'ledger', 'policy'];
 const [dir, flag, value, agentId, tenants] = process.argv.slice(2);
 const badAgent = flag === '--agent' && (!/^[\w-]{1,64}$/.test(value ?? '') || !agentId || !tenants);
-if (!dir || (flag && !['--rotate', '--retire', '--agent'].includes(flag)) || (flag && !value) || (flag === '--rotate' && !SIGNERS.includes(value)) || badAgent) {
-  process.stderr.write('usage: keys.mjs <dir> [--rotate approval|ledger|policy | --retire <keyId> | --agent <name> <agentId> <tenant[,tenant]>]\n');
+if (!dir || (flag && !['--rotate', '--retire', '--agent', '--content'].includes(flag)) || (flag && !value) || (flag === '--rotate' && !SIGNERS.includes(value)) || badAgent) {
+  process.stderr.write('usage: keys.mjs <dir> [--rotate approval|ledger|policy | --retire <keyId> | --agent <name> <agentId> <tenant[,tenant]> | --content <tenant>]\n');
   process.exit(2);
 }
 mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -38,6 +41,17 @@ function newKey(signer) {
 }
 
 const made = [];
+if (flag === '--content') {
+  // One file for the suite's processes; production gives each agent only its own tenants' keys.
+  const contentFile = path.join(dir, 'content-keys.json');
+  const content = existsSync(contentFile) ? JSON.parse(readFileSync(contentFile, 'utf8')) : [];
+  if (!content.some((k) => k.tenant === value)) {
+    const entry = newContentKeyEntry(value);
+    content.push(entry);
+    made.push(entry.keyId);
+  }
+  writeFileSync(contentFile, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+}
 if (flag === '--agent' && !existsSync(path.join(dir, `agent-${value}.pem`))) {
   // An agent key signs the agent's claims (requests, withdrawals); the services trust it bound to the agent and tenants.
   const { privateKey } = generateKeyPairSync('ed25519');

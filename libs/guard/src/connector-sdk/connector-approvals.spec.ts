@@ -316,6 +316,20 @@ describe('connector approvals: a grant is for one call, once, for a while', () =
     expect(gateway.records.filter((r) => r.event.type === 'ApprovalUsed')).toHaveLength(1);
   });
 
+  it('replays a recorded result for a retry with a new tool call id, asking no reviewer again', async () => {
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT });
+    const { connector, executed } = refunds(gateway, { permissions: { sideEffect: 'write', requiresApproval: true, dryRun: true, idempotencyKey: true }, idempotencyStore: new InMemoryIdempotencyStore() });
+    const rc = () => context({ [IDEMPOTENCY_KEY_CONTEXT_KEY]: 'refund-o-1' });
+    const first = invokeConnector(connector, input, { requestContext: rc(), toolCallId: 'call-a' });
+    const asked = await gateway.waitForRequest();
+    gateway.decide(asked.payload.approvalId, { verdict: 'approve' });
+    await expect(first).resolves.toEqual({ refunded: 40 });
+    // The model calls again under another tool call id: the recorded result replays; nothing is asked or run.
+    await expect(invokeConnector(connector, input, { requestContext: rc(), toolCallId: 'call-b' })).resolves.toEqual({ refunded: 40 });
+    expect(gateway.requests()).toHaveLength(1);
+    expect(executed).toHaveLength(1);
+  });
+
   it('refuses a grant used after its use-by time as expired, and runs nothing', async () => {
     let clock = Date.now();
     const gateway = createInMemoryApprovalGateway({ now: () => clock, agentKey: AGENT });

@@ -20,7 +20,7 @@ import { type ResolvedManifest, resolveManifest } from './manifest.js';
 import { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
 import { cloneJson, isJsonNative } from './stores/json-native.js';
 import { backgroundExecution, networkEgress } from './tool-policies.js';
-import { argumentsHashOf, grantMatches, readDryRun, readGrants, readIdentity, readPermissions, readScalar } from './trusted-context.js';
+import { argumentsHashOf, grantMatches, readDryRun, readGrants, readIdentity, readPermissions, readScalar, type Trusted } from './trusted-context.js';
 import {
   type ConnectorApprovalsConfig,
   type ConnectorConfig,
@@ -229,6 +229,21 @@ function requesterOf(actor: Actor | undefined, context: AuditContext, connectorI
   if (actor?.kind === 'agent') return Object.freeze({ id: actor.id, role: actor.role, kind: 'agent' });
   const id = context.agentId === undefined ? `connector:${connectorId}` : `agent:${context.agentId}`;
   return Object.freeze({ id: id.slice(0, 256), role: 'agent', kind: 'agent' });
+}
+
+/**
+ * The result recorded under the call's idempotency key, when the store can say without claiming
+ * the key; undefined otherwise (no key, no lookup, nothing recorded, or the store cannot answer:
+ * then the call asks as usual and step 6 decides).
+ */
+async function recordedResult(c: Internals, idempotencyKey: Trusted<string>, tenant: string): Promise<{ result: JsonValue | undefined } | undefined> {
+  if (!c.resolved.manifest.idempotencyKey || !c.idempotencyStore?.lookup || idempotencyKey.state !== 'valid') return undefined;
+  try {
+    const found = await c.idempotencyStore.lookup(idempotencyStorageKey({ tenant, connectorId: c.id, key: idempotencyKey.value }), { tenant });
+    return found.status === 'completed' ? { result: found.result } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The guardrail that parked this call on a person (trusted context), if any. */
@@ -536,6 +551,13 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     } else if (!c.approvals) {
       return deny('CONNECTOR.APPROVAL_REQUIRED');
     } else {
+      // A call whose result is recorded under its idempotency key replays it (step 6) whatever a
+      // reviewer says: ask no one for a call that will run nothing.
+      const replay = await recordedResult(c, idempotencyKey, tenant);
+      if (replay) {
+        await allow('CONNECTOR.REPLAYED', 'tool.replay');
+        return cloneJson(replay.result);
+      }
       const approvals = c.approvals;
       const executionId = executionIdOf(identityValue, base.context);
       // Without a trusted execution there is no scope to bind a decision to.

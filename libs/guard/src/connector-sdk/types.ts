@@ -144,7 +144,15 @@ export interface IdempotencyStore {
   fail(key: string, leaseToken: string, failure: { readonly code: string; readonly retryable: boolean }, scope?: StoreScope): Promise<void>;
   /** Records a reconcile answer after a takeover; `already-applied` completes the key with `result`. */
   reconcile(key: string, leaseToken: string, outcome: { readonly outcome: 'already-applied' | 'not-applied'; readonly result?: JsonValue | undefined }, scope?: StoreScope): Promise<void>;
+  /**
+   * Reads `key` without claiming it (optional). A call that needs a reviewer first looks here:
+   * a recorded result replays without asking again, since replaying runs nothing.
+   */
+  lookup?(key: string, scope?: StoreScope): Promise<IdempotencyLookup>;
 }
+
+/** What `lookup` finds: a recorded result, or that there is none to replay. */
+export type IdempotencyLookup = { readonly status: 'completed'; readonly result: JsonValue | undefined } | { readonly status: 'absent' | 'pending' | 'ambiguous' };
 
 /** What `reconcile` tells the connector about an earlier, interrupted attempt. */
 export type ReconcileOutcome<O> = { readonly outcome: 'already-applied'; readonly result: O } | { readonly outcome: 'not-applied' };

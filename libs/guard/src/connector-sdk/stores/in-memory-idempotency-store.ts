@@ -10,7 +10,7 @@ import {
 } from '@gatehouse/contracts';
 import { applyLedgerEvent, createLedgerState, isStale, type LedgerEvent, type Verdict } from '@gatehouse/ledger';
 import { ConnectorPolicyError } from '../errors.js';
-import { type IdempotencyReservation, type IdempotencyStore } from '../types.js';
+import { type IdempotencyLookup, type IdempotencyReservation, type IdempotencyStore } from '../types.js';
 import { cloneJson, isJsonNative } from './json-native.js';
 
 const SOURCE = { source: 'guard:in-memory-ledger', tenant: 'local' };
@@ -50,6 +50,12 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.apply(createEvent(LedgerKeyReservedV1, meta, { key, connectorId: 'local', leaseToken, holder: options.holder, pendingTtlMs: options.pendingTtlMs }));
     this.evict();
     return { status: 'reserved', leaseToken, takenOver: false };
+  }
+
+  async lookup(key: string): Promise<IdempotencyLookup> {
+    const current = this.state.keys.get(key);
+    if (current?.status === 'completed') return { status: 'completed', result: cloneJson(current.result) };
+    return { status: current?.status ?? 'absent' };
   }
 
   async complete(key: string, leaseToken: string, result: JsonValue | undefined): Promise<void> {

@@ -1,6 +1,6 @@
 import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { ConnectorPolicyError } from '../errors.js';
-import { type IdempotencyReservation, type IdempotencyStore, type RateLimitAlgorithm, type RateLimitDecision, type RateLimitStore, type StoreScope } from '../types.js';
+import { type IdempotencyLookup, type IdempotencyReservation, type IdempotencyStore, type RateLimitAlgorithm, type RateLimitDecision, type RateLimitStore, type StoreScope } from '../types.js';
 
 export interface LedgerClientOptions {
   /** Base URL of the idempotency-ledger service, e.g. `http://127.0.0.1:4103`. */
@@ -88,18 +88,23 @@ function resolveOptions(options: LedgerClientOptions): ClientConfig {
   return { base, authorization: `Bearer ${options.apiKey}`, tenant: options.tenant, timeoutMs, transport: options.fetch ?? fetch, connectorId: options.connectorId ?? 'unknown' };
 }
 
-/** POSTs `body` (with the call's tenant) and reads the JSON answer; anything but an answer below 500 is unavailable. */
-function poster(config: ClientConfig) {
-  return async (path: string, body: Record<string, unknown>, scope: StoreScope | undefined): Promise<{ status: number; json: Record<string, unknown> }> => {
+/**
+ * Sends one request for the call's tenant (in a POST's body, or a GET's query) and reads the
+ * JSON answer; anything but an answer below 500 is unavailable.
+ */
+function caller(config: ClientConfig) {
+  return async (method: 'GET' | 'POST', path: string, body: Record<string, unknown> | undefined, scope: StoreScope | undefined): Promise<{ status: number; json: Record<string, unknown> }> => {
     // A store bound to a tenant serves only that one: a call for another never leaves the process.
     if (config.tenant !== undefined && scope !== undefined && scope.tenant !== config.tenant) throw refusal('LEDGER.FORBIDDEN');
     const tenant = scope?.tenant ?? config.tenant;
+    const url = new URL(path, config.base);
+    if (method === 'GET' && tenant !== undefined) url.searchParams.set('tenant', tenant);
     let response: Response;
     try {
-      response = await config.transport(new URL(path, config.base), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: config.authorization },
-        body: JSON.stringify(tenant === undefined ? body : { ...body, tenant }),
+      response = await config.transport(url, {
+        method,
+        headers: { ...(method === 'POST' && { 'content-type': 'application/json' }), authorization: config.authorization },
+        ...(method === 'POST' && { body: JSON.stringify(tenant === undefined ? body : { ...body, tenant }) }),
         signal: AbortSignal.timeout(config.timeoutMs),
       });
     } catch {
@@ -116,7 +121,8 @@ function poster(config: ClientConfig) {
   };
 }
 
-function ledgerIdempotencyStore(post: ReturnType<typeof poster>, connectorId: string): IdempotencyStore {
+function ledgerIdempotencyStore(send: ReturnType<typeof caller>, connectorId: string): IdempotencyStore {
+  const post = (path: string, body: Record<string, unknown>, scope: StoreScope | undefined) => send('POST', path, body, scope);
   /** A write with a lease: 200 done, 409 the lease is lost, anything else fails closed. */
   const leased = async (path: string, body: Record<string, unknown>, scope: StoreScope | undefined): Promise<void> => {
     const { status, json } = await post(path, body, scope);
@@ -145,6 +151,21 @@ function ledgerIdempotencyStore(post: ReturnType<typeof poster>, connectorId: st
     fail: (key, leaseToken, f, scope) => leased('/v1/idempotency/failures', { key, leaseToken, code: f.code, retryable: f.retryable }, scope),
     reconcile: (key, leaseToken, outcome, scope) =>
       leased('/v1/idempotency/reconciliations', { key, leaseToken, outcome: outcome.outcome, ...(outcome.result === undefined ? {} : { result: outcome.result }) }, scope),
+    // The projection's view: it may lag the log, so "absent" only means "not known here yet".
+    async lookup(key, scope): Promise<IdempotencyLookup> {
+      const { status, json } = await send('GET', `/v1/idempotency/keys/${encodeURIComponent(key)}`, undefined, scope);
+      if (status === 404) return { status: 'absent' };
+      if (status !== 200) throw failure(status, json);
+      switch (json['status']) {
+        case 'completed':
+          return { status: 'completed', result: json['result'] as JsonValue | undefined };
+        case 'pending':
+        case 'ambiguous':
+          return { status: json['status'] };
+        default:
+          throw unavailable();
+      }
+    },
   };
 }
 
@@ -157,14 +178,14 @@ function ledgerIdempotencyStore(post: ReturnType<typeof poster>, connectorId: st
  */
 export function createLedgerStores(options: LedgerClientOptions): { idempotencyStore: IdempotencyStore; rateLimitStore: RateLimitStore } {
   const config = resolveOptions(options);
-  const post = poster(config);
+  const send = caller(config);
   const rateLimitStore: RateLimitStore = {
     async consume(budgetKey, limit: { count: number; windowMs: number; algorithm?: RateLimitAlgorithm }, scope): Promise<RateLimitDecision> {
-      const { status, json } = await post('/v1/rate/consumptions', { budgetKey, algorithm: limit.algorithm ?? 'fixed-window', count: limit.count, windowMs: limit.windowMs }, scope);
+      const { status, json } = await send('POST', '/v1/rate/consumptions', { budgetKey, algorithm: limit.algorithm ?? 'fixed-window', count: limit.count, windowMs: limit.windowMs }, scope);
       if (status !== 200) throw failure(status, json);
       if (typeof json['allowed'] !== 'boolean' || typeof json['remaining'] !== 'number' || typeof json['resetAt'] !== 'number') throw unavailable();
       return { allowed: json['allowed'], remaining: json['remaining'], resetAt: json['resetAt'] };
     },
   };
-  return Object.freeze({ idempotencyStore: Object.freeze(ledgerIdempotencyStore(post, config.connectorId)), rateLimitStore: Object.freeze(rateLimitStore) });
+  return Object.freeze({ idempotencyStore: Object.freeze(ledgerIdempotencyStore(send, config.connectorId)), rateLimitStore: Object.freeze(rateLimitStore) });
 }
