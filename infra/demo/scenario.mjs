@@ -57,11 +57,15 @@ const summary = { runId, scenes: {} };
 // --- The agent process's wiring: audit to Kafka, approvals through the log, the ledger service.
 const kafka = createKafkaClient(kafkaConfigFromEnv('gatehouse-demo-agent'));
 const producer = await EventProducer.connect(kafka, { namespace });
-// `required`: a decision that cannot be published fails the call (fail closed).
-const sink = kafkaAuditSink({ publisher: kafkaAuditPublisher(producer), mode: 'required', source: 'guard:support-bot', defaultTenant: 'acme' });
+// The agent's claim key (GATEHOUSE_AGENT_KEY_FILE, bound to agent:support-bot and tenant acme).
+const agentKey = agentKeyFromEnv();
+// `required`: a decision that cannot be published fails the call (fail closed). The sink signs
+// checkpoints over its decisions with the claim key, so `gatehouse audit verify` and audit-export
+// count them as this agent's, for acme only.
+const sink = kafkaAuditSink({ publisher: kafkaAuditPublisher(producer), mode: 'required', source: 'guard:support-bot', defaultTenant: 'acme', agentKey });
 const audit = new AuditLogger({ sink });
 // Decisions count only when signed by the approval service: its public key is in GATEHOUSE_TRUSTED_KEYS_FILE.
-const gateway = createKafkaApprovalGateway({ kafka, keyring: keyringFromEnv(), agentKey: agentKeyFromEnv(), namespace, source: 'guard:support-bot' });
+const gateway = createKafkaApprovalGateway({ kafka, keyring: keyringFromEnv(), agentKey, namespace, source: 'guard:support-bot' });
 await gateway.start();
 // The agent's API key at the ledger (bound there to tenant acme): from the file the demo wrote, never printed.
 const ledgerKeyFile = process.env.GATEHOUSE_LEDGER_API_KEY_FILE;
@@ -331,7 +335,7 @@ await audit.close();
 await producer.close();
 ordersApi.close();
 
-scene(8, `What the guard published to gatehouse.audit.v1 (${audit.events().length} decisions, hash-chained)`);
+scene(8, `What the guard published to gatehouse.audit.v1 (${audit.events().length} decisions, hash-chained, signed checkpoints)`);
 for (const e of audit.events()) say(`   ${e.boundary.padEnd(11)} ${e.decision.padEnd(17)} ${e.code.padEnd(36)} ${/^(tool|connector):/.test(e.resource) ? e.resource.replace(/^[a-z]+:/, '') : ''}`);
 summary.decisions = audit.events().map((e) => ({ id: e.id, boundary: e.boundary, decision: e.decision, code: e.code }));
 if (process.env.GATEHOUSE_DEMO_SUMMARY_FILE) writeFileSync(process.env.GATEHOUSE_DEMO_SUMMARY_FILE, `${JSON.stringify(summary, null, 2)}\n`);

@@ -77,5 +77,8 @@ describe('docker-compose signing keys', () => {
       expect(compose.secrets?.[`${signer}-signing-key`]?.file).toBe(`.gatehouse/secrets/signing/${signer}.pem`);
     }
     expect(compose.secrets?.['trusted-keys']?.file).toBe('.gatehouse/secrets/signing/trusted-keys.json');
+    // audit-export judges audit records' sources (their signed checkpoints) with the same keys.
+    expect(compose.services['audit-export']?.environment?.[SIGNING_ENV.trustedKeysFile]).toBe('/run/secrets/trusted-keys');
+    expect(compose.services['audit-export']?.secrets).toEqual(['trusted-keys']);
   });
 });
