@@ -115,24 +115,24 @@ export type ApprovalRequested = ApprovalRequestedV1Event | ApprovalRequestedV2Ev
 
 export const ApprovalVerdictSchema = z.enum(['approve', 'approve-with-edits', 'deny']);
 
-/** A reviewer decided. Written (and signed) only by the approval service. */
+const DecisionFields = {
+  approvalId: z.string().min(1),
+  verdict: ApprovalVerdictSchema,
+  reviewer: ActorSchema,
+  comment: z.string().max(2000).optional(),
+  /** Present only for `approve-with-edits`: the arguments the tool must run with. */
+  editedArguments: JsonValueSchema.optional(),
+};
+
+/**
+ * A reviewer decided (first edition). Written (and signed) only by the approval service. It names
+ * no use-by time: folds give its grant a default one from the decision's log time, so no grant
+ * of an old log is honoured for ever.
+ */
 export const ApprovalDecidedV1 = defineEvent(
   'ApprovalDecided',
   1,
-  z.object({
-    approvalId: z.string().min(1),
-    verdict: ApprovalVerdictSchema,
-    reviewer: ActorSchema,
-    comment: z.string().max(2000).optional(),
-    /** Present only for `approve-with-edits`: the arguments the tool must run with. */
-    editedArguments: JsonValueSchema.optional(),
-    /**
-     * The grant is void after this instant (judged by the log time of its use, `ApprovalUsed`).
-     * Absent on decisions written before use-by times existed: folds apply a default from the
-     * decision's log time, so no grant of an old log is honoured for ever.
-     */
-    useBy: z.iso.datetime({ offset: true }).optional(),
-  }).refine((p) => (p.verdict === 'approve-with-edits') === (p.editedArguments !== undefined), {
+  z.object(DecisionFields).refine((p) => (p.verdict === 'approve-with-edits') === (p.editedArguments !== undefined), {
     message: 'editedArguments is required for approve-with-edits and forbidden otherwise',
     path: ['editedArguments'],
   }),
@@ -149,14 +149,10 @@ export const ApprovalDecidedV2 = defineEvent(
   2,
   z
     .object({
-      approvalId: z.string().min(1),
-      verdict: ApprovalVerdictSchema,
-      reviewer: ActorSchema,
-      comment: z.string().max(2000).optional(),
-      editedArguments: JsonValueSchema.optional(),
-      /** The grant is void after this instant (judged by the log time of its use); a denial has none. */
+      ...DecisionFields,
+      /** The grant is void after this instant (judged by the log time of its use, `ApprovalUsed`); a denial has none. */
       useBy: z.iso.datetime({ offset: true }).optional(),
-      /** `DecisionContentSchema` sealed with the tenant's content key; then neither field above is in clear. */
+      /** `DecisionContentSchema` sealed with the tenant's content key; then neither comment nor edits are in clear. */
       sealed: SealedSchema.optional(),
     })
     .refine((p) => p.sealed === undefined || (p.comment === undefined && p.editedArguments === undefined), {

@@ -474,7 +474,11 @@ describe('grant use: one call, once, for a while', () => {
   const approvedState = (useBy?: number) => {
     const state = createApprovalsState(keyring);
     applyApprovalEvent(state, requested(), T0);
-    const decision = signed(createEvent(ApprovalDecidedV1, meta(), { approvalId: id, verdict: 'approve', reviewer: alice, ...(useBy !== undefined && { useBy: new Date(useBy).toISOString() }) }));
+    // A second-edition decision names its use-by time; a first-edition one gets the default.
+    const decision =
+      useBy === undefined
+        ? signed(createEvent(ApprovalDecidedV1, meta(), { approvalId: id, verdict: 'approve', reviewer: alice }))
+        : signed(createEvent(ApprovalDecidedV2, meta(), { approvalId: id, verdict: 'approve', reviewer: alice, useBy: new Date(useBy).toISOString() }));
     expect(applyApprovalEvent(state, decision, T0 + 10)).toEqual({ kind: 'accepted' });
     return state;
   };

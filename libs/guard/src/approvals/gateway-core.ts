@@ -103,6 +103,11 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined
 
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/** The agent a claim names: the one its key is bound to, with the role the caller gave. */
+function authorOf(key: AgentKey, request: ApprovalRequestInput) {
+  return { id: key.agent.id, role: request.requester.role, kind: 'agent' as const };
+}
+
 /** What `describe` answers: the approval a request is about. */
 export interface DescribedApproval {
   readonly approvalId: string;
@@ -261,7 +266,7 @@ export class ApprovalGatewayCore implements ApprovalGateway {
       const committed = commitArguments(request.arguments, request.redactedPaths ?? [], key, { tenant, connectorId, executionId, toolCallId });
       const scope: Scope = { tenant, connectorId, executionId, argumentsHash: committed.argumentsHash };
       // The requester is the agent the key is bound to: a claim names its own author.
-      const requester = { id: key.agent.id, role: request.requester.role, kind: 'agent' as const };
+      const requester = authorOf(key, request);
       const approvalId = approvalIdForCall(scope, requester.id, toolCallId);
       const content = RequestContentSchema.parse({
         arguments: committed.view,
@@ -277,13 +282,7 @@ export class ApprovalGatewayCore implements ApprovalGateway {
       const body = contentKey ? { arguments: null, reason: '', sealed: sealContent(content, contentKey, { type: 'ApprovalRequested', approvalId, tenant }) } : content;
       const event = createEvent(
         ApprovalRequestedV2,
-        {
-          source: this.options.source,
-          tenant,
-          subject: approvalId,
-          ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
-          ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
-        },
+        this.metaOf(request, approvalId),
         {
           approvalId,
           scope,
@@ -303,6 +302,17 @@ export class ApprovalGatewayCore implements ApprovalGateway {
       // The contract error names fields and values; the caller learns only that it was invalid.
       throw new ApprovalGatewayError('APPROVAL.REQUEST_INVALID');
     }
+  }
+
+  /** The envelope of every event this gateway appends about a call: its tenant, the approval, the run and trace. */
+  private metaOf(request: ApprovalRequestInput, approvalId: string) {
+    return {
+      source: this.options.source,
+      tenant: request.call.tenant,
+      subject: approvalId,
+      ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
+      ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
+    };
   }
 
   /** Appends the request unless this gateway already did (concurrent callers share one append). */
@@ -360,14 +370,8 @@ export class ApprovalGatewayCore implements ApprovalGateway {
     const event = signClaim(
       createEvent(
         ApprovalUsedV1,
-        {
-          source: this.options.source,
-          tenant: request.call.tenant,
-          subject: approvalId,
-          ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
-          ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
-        },
-        { approvalId, toolCallId: request.call.toolCallId, by: { id: key.agent.id, role: request.requester.role, kind: 'agent' } },
+        this.metaOf(request, approvalId),
+        { approvalId, toolCallId: request.call.toolCallId, by: authorOf(key, request) },
       ),
       key,
     );
@@ -396,14 +400,8 @@ export class ApprovalGatewayCore implements ApprovalGateway {
       const event = signClaim(
         createEvent(
           ApprovalCancelledV1,
-          {
-            source: this.options.source,
-            tenant: request.call.tenant,
-            subject: approvalId,
-            ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId }),
-            ...(request.traceparent === undefined ? {} : { trace: { traceparent: request.traceparent } }),
-          },
-          { approvalId, by: { id: key.agent.id, role: request.requester.role, kind: 'agent' }, reason: CANCEL_REASON },
+          this.metaOf(request, approvalId),
+          { approvalId, by: authorOf(key, request), reason: CANCEL_REASON },
         ),
         key,
       );
