@@ -1,4 +1,4 @@
-import { createPrivateKey, type KeyObject, randomUUID, verify } from 'node:crypto';
+import { createPrivateKey, type KeyObject, randomUUID } from 'node:crypto';
 import { GatehouseError } from './errors.js';
 import {
   type AgentBinding,
@@ -6,11 +6,10 @@ import {
   type AgentKey,
   type DecisionRecordedInput,
   type EventSignature,
-  EventSignatureSchema,
   type GrantPosition,
   type Keyring,
-  signedBytes,
   signEvent,
+  signingKeyOf,
 } from './signing.js';
 
 /**
@@ -50,14 +49,11 @@ export function checkClaim(event: { tenant: string; signature?: unknown }, keyri
 }
 
 function verifyClaim(event: { tenant: string; signature?: unknown }, keyring: Keyring): ClaimCheck {
-  if (event.signature === undefined) return { attributed: false, reason: 'unsigned' };
-  const parsed = EventSignatureSchema.safeParse(event.signature);
-  if (!parsed.success) return { attributed: false, reason: 'malformed-signature' };
-  const signature: EventSignature = parsed.data;
-  const key = keyring.keys.get(signature.keyId);
-  if (!key) return { attributed: false, reason: 'unknown-key' };
+  const signed = signingKeyOf(event, keyring);
+  if (!signed.found) return { attributed: false, reason: signed.reason };
+  const key = signed.key;
   if (key.signer !== 'agent' && key.signer !== 'approval') return { attributed: false, reason: 'wrong-signer' };
-  if (!verify(null, signedBytes(event), key.publicKey, Buffer.from(signature.value, 'base64url'))) return { attributed: false, reason: 'bad-signature' };
+  if (!signed.verifies()) return { attributed: false, reason: 'bad-signature' };
   if (key.signer === 'approval') return { attributed: true, author: { kind: 'service', signer: 'approval', keyId: key.keyId } };
   // A key bound to tenant A signs nothing that counts in tenant B.
   if (!key.agent || !key.agent.tenants.includes(event.tenant)) return { attributed: false, reason: 'foreign-tenant' };

@@ -193,18 +193,31 @@ export function checkGrant(event: { type: string; signature?: unknown }, keyring
   return answer;
 }
 
+/**
+ * The trusted key an event's signature names, and a check of the signature by it (run only when
+ * the caller asks, after its own rules on the key): the first steps of every signature check.
+ */
+export function signingKeyOf(
+  event: { signature?: unknown },
+  keyring: Keyring,
+): { readonly found: true; readonly key: TrustedKey; readonly verifies: () => boolean } | { readonly found: false; readonly reason: 'unsigned' | 'malformed-signature' | 'unknown-key'; readonly keyId?: string } {
+  if (event.signature === undefined) return { found: false, reason: 'unsigned' };
+  const signature = EventSignatureSchema.safeParse(event.signature);
+  if (!signature.success) return { found: false, reason: 'malformed-signature' };
+  const { keyId, value } = signature.data;
+  const key = keyring.keys.get(keyId);
+  if (!key) return { found: false, reason: 'unknown-key', keyId };
+  return { found: true, key, verifies: () => verify(null, signedBytes(event), key.publicKey, Buffer.from(value, 'base64url')) };
+}
+
 function verifyGrant(event: { type: string; signature?: unknown }, keyring: Keyring): GrantCheck {
   const signer = GRANT_SIGNERS[event.type];
   if (signer === undefined) return { trusted: true };
-  if (event.signature === undefined) return { trusted: false, reason: 'unsigned', signer };
-  const signature = EventSignatureSchema.safeParse(event.signature);
-  if (!signature.success) return { trusted: false, reason: 'malformed-signature', signer };
-  const { keyId, value } = signature.data;
-  const key = keyring.keys.get(keyId);
-  if (!key) return { trusted: false, reason: 'unknown-key', signer, keyId };
-  if (key.signer !== signer) return { trusted: false, reason: 'wrong-signer', signer, keyId };
-  const ok = verify(null, signedBytes(event), key.publicKey, Buffer.from(value, 'base64url'));
-  return ok ? { trusted: true, keyId } : { trusted: false, reason: 'bad-signature', signer, keyId };
+  const signed = signingKeyOf(event, keyring);
+  if (!signed.found) return { trusted: false, reason: signed.reason, signer, ...(signed.keyId !== undefined && { keyId: signed.keyId }) };
+  const keyId = signed.key.keyId;
+  if (signed.key.signer !== signer) return { trusted: false, reason: 'wrong-signer', signer, keyId };
+  return signed.verifies() ? { trusted: true, keyId } : { trusted: false, reason: 'bad-signature', signer, keyId };
 }
 
 /** Where an ignored grant was read: what a security event points at. */
