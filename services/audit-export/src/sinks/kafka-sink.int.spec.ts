@@ -92,4 +92,12 @@ describe('Kafka sink: each record once', () => {
     expect(narrow.skippedOnRecovery).toBe(0);
     expect(ids).toHaveLength(10);
   });
+
+  it('takes a batch larger than the broker takes in one request, in order (a lagging export reads megabytes at once)', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const big = lines(1_500);
+    expect(big.reduce((n, l) => n + Buffer.byteLength(l.text), 0)).toBeGreaterThan(1024 * 1024);
+    await (await sink(namespace)).write(big);
+    expect(await onTopic(namespace)).toEqual(big.map((l) => l.eventId));
+  });
 });

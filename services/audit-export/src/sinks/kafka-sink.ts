@@ -35,6 +35,28 @@ export interface KafkaSinkOptions {
  * partition and skips every line already there, per source partition until the first line that
  * is not (log order: none after it can be).
  */
+/** Most bytes of lines one produce request carries: well below the broker's 1 MB default message.max.bytes. */
+const MAX_REQUEST_BYTES = 512 * 1024;
+
+/** `lines` cut into runs of at most MAX_REQUEST_BYTES (a longer line goes alone). */
+function chunks(lines: readonly ExportLine[]): ExportLine[][] {
+  const out: ExportLine[][] = [];
+  let current: ExportLine[] = [];
+  let bytes = 0;
+  for (const line of lines) {
+    const size = Buffer.byteLength(line.text) + line.eventId.length + 64;
+    if (current.length > 0 && bytes + size > MAX_REQUEST_BYTES) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(line);
+    bytes += size;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
 export class KafkaTopicSink implements AuditSink {
   readonly name = 'kafka';
   readonly formats: readonly FeedFormat[];
@@ -102,11 +124,14 @@ export class KafkaTopicSink implements AuditSink {
     }
     if (fresh.length === 0) return;
     try {
-      await this.producer.send({
-        topic: this.topic,
-        acks: -1,
-        messages: fresh.map((l) => ({ key: l.eventId, value: l.text, headers: { 'gatehouse-feed': l.format } })),
-      });
+      // In requests the broker takes (a lagging export hands over megabytes at once): in order, one at a time.
+      for (const chunk of chunks(fresh)) {
+        await this.producer.send({
+          topic: this.topic,
+          acks: -1,
+          messages: chunk.map((l) => ({ key: l.eventId, value: l.text, headers: { 'gatehouse-feed': l.format } })),
+        });
+      }
     } catch (error) {
       // The append may have landed without its acknowledgement: the retry reads the tail again.
       this.found = undefined;
