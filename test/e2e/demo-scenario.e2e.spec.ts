@@ -11,6 +11,7 @@ import { throwawayDatabase } from '../src/support/database.js';
 import { agentKafkaEnv } from '../src/support/kafka-auth.js';
 import { ledgerAgent, ledgerAgentsEnv } from '../src/support/ledger-agent.js';
 import { killAll, ROOT, type Started, startNode, startService } from '../src/support/processes.js';
+import { trustedKeysEnv } from '../src/support/signing.js';
 
 // The demo's scenario as assertions: the four services as separate processes on the real broker
 // and PostgreSQL, and the very script `npm run demo` runs (infra/demo/scenario.mjs) as the agent
@@ -195,6 +196,14 @@ describe('the demo scenario against the whole suite', () => {
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
     // Nothing inspected reaches the SIEM: not the secret, not the card.
     expect(lines.join('\n')).not.toMatch(/AKIAIOSFODNN7EXAMPLE|4111 1111/);
+  });
+
+  it('verifies the hash chain and the source of every decision on the audit topic (gatehouse audit verify --topic, demo step 9)', () => {
+    // The operator's view: the agent's decisions are vouched for by its claim key's checkpoints, nothing is forbidden.
+    const cli = spawnSync(process.execPath, [path.join(ROOT, 'cli/dist/main.js'), 'audit', 'verify', '--topic', '--namespace', namespace], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...trustedKeysEnv() } });
+    expect(cli.stdout).toContain('chain intact');
+    expect(cli.stdout).toMatch(/audit sources: \d+ verified, 0 unverified, 0 forbidden/);
+    expect(cli.status).toBe(0);
   });
 
   it('replays the run’s gatekeeper decisions under the demo’s candidate policy (what-if, demo step 11)', () => {
