@@ -88,7 +88,8 @@ function describeSourceFinding(f: SourceFinding): string {
 function describeSources(sources: SourceReport | null, events: number): string[] {
   if (!sources) return [`audit sources: not verified, no trusted keys (set ${SIGNING_ENV.trustedKeysFile}); ${events} records unverified`];
   const missing = sources.missing > 0 ? `, ${sources.missing} checkpointed records not on the log (expired or removed)` : '';
-  const lines = [`audit sources: ${sources.verified} verified, ${sources.unverified} unverified, ${sources.forbidden} forbidden (${sources.checkpoints} checkpoints${missing})`];
+  const unknown = sources.unknownKeyCheckpoints > 0 ? `, ${sources.unknownKeyCheckpoints} of keys not trusted here` : '';
+  const lines = [`audit sources: ${sources.verified} verified, ${sources.unverified} unverified, ${sources.forbidden} forbidden (${sources.checkpoints} checkpoints${unknown}${missing})`];
   for (const f of sources.findings) lines.push(describeSourceFinding(f));
   for (const g of sources.unverifiedSources) lines.push(`  unverified ${g.source} tenant ${g.tenant}: ${g.records} records no checkpoint covers, first at ${g.first}`);
   return lines;

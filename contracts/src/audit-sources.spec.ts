@@ -81,7 +81,7 @@ describe('audit checkpoints', () => {
     expect(verifyAuditSources(read([other, checkpoint]), keyring).findings).toEqual([expect.objectContaining({ kind: 'forbidden', reason: 'forbidden-source' })]);
   });
 
-  it('forbids records under a forged checkpoint: unknown key, altered signature, unsigned', () => {
+  it('forbids records under a forged checkpoint (altered signature, unsigned), and counts one of an unknown key as proving nothing', () => {
     const records = [decision('service:approval', 'acme'), decision('service:approval', 'acme'), decision('service:approval', 'acme')];
     const unknown = auditCheckpoint({ source: 'service:approval', producer: 'p1', digests: digests([records[0]!]) }, untrustedAgent);
     const genuine = auditCheckpoint({ source: 'service:approval', producer: 'p2', digests: digests([records[1]!]) }, approvalKey);
@@ -89,8 +89,11 @@ describe('audit checkpoints', () => {
     const altered = { ...genuine, payload: { ...genuine.payload, digests: digests([records[2]!]) } };
     const { signature: _dropped, ...unsigned } = auditCheckpoint({ source: 'service:approval', producer: 'p3', digests: digests([records[0]!]) }, approvalKey);
     const report = verifyAuditSources(read([...records.slice(0, 1), records[2], unknown, altered, unsigned]), keyring);
-    expect(report.findings.filter((f) => f.kind === 'untrusted-checkpoint').map((f) => f.kind === 'untrusted-checkpoint' && f.reason).sort()).toEqual(['bad-signature', 'unknown-key', 'unsigned']);
-    expect(report).toMatchObject({ verified: 0, forbidden: 2 });
+    expect(report.findings.filter((f) => f.kind === 'untrusted-checkpoint').map((f) => f.kind === 'untrusted-checkpoint' && f.reason).sort()).toEqual(['bad-signature', 'unsigned']);
+    // records[0]: under the unknown key's and the unsigned checkpoint (forbidden); records[2]: under the altered one.
+    expect(report).toMatchObject({ verified: 0, forbidden: 2, unknownKeyCheckpoints: 1 });
+    // A key retired since, or one of the attacker's making: what only it vouched for is unverified, not forbidden.
+    expect(verifyAuditSources(read([records[0], unknown]), keyring)).toMatchObject({ ok: true, unverified: 1, forbidden: 0, unknownKeyCheckpoints: 1, findings: [] });
     expect(report.findings.filter((f) => f.kind === 'forbidden').every((f) => f.kind === 'forbidden' && f.reason === 'untrusted-checkpoint')).toBe(true);
   });
 

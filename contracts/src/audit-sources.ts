@@ -18,8 +18,10 @@ import { type AgentKey, EventSignatureSchema, type Keyring, type Signer, type Si
  *
  * A record no checkpoint covers is `unverified` (a log written before checkpoints, a producer
  * without a key, or one whose next checkpoint is not written yet); one covered only by
- * checkpoints whose key may not claim it, or whose signature fails, is `forbidden`. Everything
- * here is pure (a function of the records and the keyring), so the CLI and audit-export agree.
+ * checkpoints whose key may not claim it, or whose signature fails, is `forbidden`. A checkpoint
+ * signed by a key the keyring does not hold proves nothing either way (a retired key, or one of
+ * the attacker's making): its records stay unverified. Everything here is pure (a function of
+ * the records and the keyring), so the CLI and audit-export agree.
  */
 
 /** The envelope tenant of every checkpoint: it covers records of any tenant, each judged by its own. */
@@ -123,13 +125,14 @@ export type SourceVerdict =
  * The verdict on one record from every checkpoint that lists its digest: verified when any of
  * them is trusted, of the record's source, and signed by a key that may vouch for it (so a forged
  * checkpoint listing an honest record's digest cannot take its verdict away); else forbidden
- * (the first refusal); else, uncovered, unverified.
+ * (the first refusal; a checkpoint of an unknown key refuses nothing); else unverified.
  */
 export function judgeAuditRecord(record: { readonly source: string; readonly tenant: string }, covers: readonly CheckpointCover[]): SourceVerdict {
   let refused: Extract<SourceVerdict, { status: 'forbidden' }> | undefined;
   for (const cover of covers) {
     const { check } = cover;
     if (!check.trusted) {
+      if (check.reason === 'unknown-key') continue;
       refused ??= { status: 'forbidden', reason: 'untrusted-checkpoint', checkpointId: cover.checkpointId, ...(check.keyId !== undefined && { keyId: check.keyId }) };
       continue;
     }
@@ -167,6 +170,8 @@ export interface SourceReport {
   readonly checkpoints: number;
   /** Digests trusted checkpoints list that no record read matches (expired by retention, or removed by an operator). */
   readonly missing: number;
+  /** Checkpoints signed by keys the keyring does not hold (retired, or never trusted): they vouch for nothing and refuse nothing. */
+  readonly unknownKeyCheckpoints: number;
   /** Unverified records per source and tenant (an old log has many: grouped, not listed one by one). */
   readonly unverifiedSources: readonly { readonly source: string; readonly tenant: string; readonly records: number; readonly first: string }[];
   readonly findings: readonly SourceFinding[];
@@ -186,7 +191,7 @@ function field(event: Record<string, unknown>, name: string): string {
 }
 
 /** Reads one checkpoint: its covers go into `covers`, its findings into `findings`; returns the digests a key that may speak for it vouches for. */
-function readCheckpoint(event: Record<string, unknown>, position: string, keyring: Keyring, covers: Map<string, CheckpointCover[]>, findings: SourceFinding[]): readonly string[] {
+function readCheckpoint(event: Record<string, unknown>, position: string, keyring: Keyring, covers: Map<string, CheckpointCover[]>, findings: SourceFinding[]): readonly string[] | 'unknown-key' {
   const id = field(event, 'id');
   const parsed = AuditChainCheckpointV1.safeParse(event);
   if (!parsed.success) {
@@ -201,6 +206,7 @@ function readCheckpoint(event: Record<string, unknown>, position: string, keyrin
     list.push({ checkpointId: id, source, check });
     covers.set(digest, list);
   }
+  if (!check.trusted && check.reason === 'unknown-key') return 'unknown-key';
   if (!check.trusted) {
     findings.push({ kind: 'untrusted-checkpoint', id, source, reason: check.reason, ...(check.keyId !== undefined && { keyId: check.keyId }), position });
     return [];
@@ -224,12 +230,15 @@ export function verifyAuditSources(records: Iterable<{ readonly event: unknown; 
   const findings: SourceFinding[] = [];
   const vouched = new Set<string>();
   let checkpoints = 0;
+  let unknownKeyCheckpoints = 0;
   for (const { event, position } of records) {
     if (typeof event !== 'object' || event === null || Array.isArray(event)) continue;
     const raw = event as Record<string, unknown>;
     if (raw['type'] === 'AuditChainCheckpoint') {
       checkpoints += 1;
-      for (const digest of readCheckpoint(raw, position, keyring, covers, findings)) vouched.add(digest);
+      const digests = readCheckpoint(raw, position, keyring, covers, findings);
+      if (digests === 'unknown-key') unknownKeyCheckpoints += 1;
+      else for (const digest of digests) vouched.add(digest);
     } else if (raw['type'] === 'DecisionRecorded') {
       decisions.push({ id: field(raw, 'id'), source: field(raw, 'source'), tenant: field(raw, 'tenant'), digest: eventDigest(raw), position });
     }
@@ -262,6 +271,7 @@ export function verifyAuditSources(records: Iterable<{ readonly event: unknown; 
     forbidden,
     checkpoints,
     missing: vouched.size,
+    unknownKeyCheckpoints,
     unverifiedSources,
     findings,
   });

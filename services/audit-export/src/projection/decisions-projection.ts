@@ -228,7 +228,8 @@ export class DecisionsProjection {
     this.poison.set(partition, []);
     // The service's own security decision on a record whose source its checkpoint may not claim: logged (no
     // payload), marked in the API and followed by a SECURITY.FORBIDDEN_AUDIT_SOURCE line in the feeds.
-    for (const c of checkpoints.filter((row) => !row.trusted)) {
+    // A key the keyring does not hold (retired, or none configured) proves nothing either way: not reported.
+    for (const c of checkpoints.filter((row) => !row.trusted && row.untrusted_reason !== 'unknown-key')) {
       this.log('warn', 'an audit checkpoint without a trusted signature vouches for nothing', { code: 'SECURITY.UNTRUSTED_AUDIT_CHECKPOINT', eventId: c.event_id, untrusted: c.untrusted_reason ?? 'unsigned', partition: c.partition, offset: c.offset });
     }
     for (const f of forbidden) this.log('warn', 'an audit record is vouched for only by a checkpoint that may not claim it', { code: 'SECURITY.FORBIDDEN_AUDIT_SOURCE', eventId: f.eventId, reason: f.reason, partition: f.partition, offset: f.offset });
