@@ -379,8 +379,9 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     // time), so the chain's order is the log's order; a retried batch keeps its links.
     for (const entry of batch) {
       if (entry.digest !== undefined || !isDecisionRecorded(entry.record)) continue;
-      entry.record = this.link(entry.record);
-      entry.digest = eventDigest(entry.record);
+      const { record, digest } = this.link(entry.record);
+      entry.record = record;
+      entry.digest = digest;
     }
     const records = batch.map((entry) => entry.record);
     // A publisher that throws instead of rejecting fails the batch, not the caller's write.
@@ -505,12 +506,14 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     this.backoffTimer = undefined;
   }
 
-  private link(record: DecisionRecorded): DecisionRecorded {
-    if (record.chain) return record;
+  /** The record with its chain link, and its digest (the successor's `prevHash`, the checkpoint's entry): computed once. */
+  private link(record: DecisionRecorded): { record: DecisionRecorded; digest: string } {
+    if (record.chain) return { record, digest: eventDigest(record) };
     this.seq += 1;
     const linked: DecisionRecorded = { ...record, chain: { producer: this.producer, seq: this.seq, prevHash: this.lastDigest } };
-    this.lastDigest = eventDigest(linked);
-    return linked;
+    const digest = eventDigest(linked);
+    this.lastDigest = digest;
+    return { record: linked, digest };
   }
 
   private dropReport(): DecisionRecorded {
