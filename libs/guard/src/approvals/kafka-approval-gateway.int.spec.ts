@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { approvalIdForCall } from '@gatehouse/approvals';
-import { ApprovalDecidedV1, ApprovalExpiredV1, canonicalJson, createEvent, type DecisionRecorded, isDecisionRecorded, type JsonValue, type Keyring, type Scope, signEvent, type TopicEvent } from '@gatehouse/contracts';
+import { ApprovalDecidedV1, ApprovalExpiredV1, canonicalJson, createEvent, type DecisionRecorded, isDecisionRecorded, type JsonValue, type Keyring, type Scope, signEvent, type TopicEvent, verifyAuditSources } from '@gatehouse/contracts';
 import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS, testKeyring, testSigningKey } from '@gatehouse/contracts/testing';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, randomNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
@@ -198,6 +198,12 @@ describe('Kafka approval gateway on the real broker', () => {
     }, { what: 'the security events' });
     // Reported as they were ignored (best effort, so in no promised order).
     expect(reports.map((e) => `${e.source}:${String(e.payload.attributes?.['untrusted'])}`).sort()).toEqual(['guard:int-test:unknown-key', 'guard:int-test:unsigned']);
+    // A checkpoint signed with the gateway's claim key vouches for both (attack 6): they verify as this agent's.
+    await waitFor(async () => {
+      const log: { event: unknown; position: string }[] = [];
+      await replayTopic(kafka, 'audit', { namespace, onRecord: (rec) => void log.push({ event: rec.event, position: rec.offset }) });
+      return verifyAuditSources(log, TEST_KEYRING).verified === 2 ? true : undefined;
+    }, { what: 'the reports covered by a checkpoint' });
   });
 
   it('trusts old and new approval keys during a rotation, and only the new one after the old is removed', async () => {

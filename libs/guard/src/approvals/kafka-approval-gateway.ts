@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ApprovalEvent } from '@gatehouse/approvals';
-import { type AgentKey, agentMayClaimFor, checkGrant, createEvent, DecisionRecordedV1, forbiddenClaimDecision, type GrantPosition, type Keyring, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
-import { EventProducer, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
+import { type AgentKey, agentMayClaimFor, checkGrant, createEvent, type DecisionRecorded, DecisionRecordedV1, forbiddenClaimDecision, type GrantPosition, type Keyring, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
+import { AuditCheckpointer, EventProducer, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
 import { ApprovalGatewayError } from './errors.js';
@@ -105,11 +105,19 @@ class KafkaApprovalLog implements ApprovalLog {
   private readonly catchUps = new Set<CatchUpWaiter>();
   private closed = false;
   readonly counters = { readersStarted: 0, records: 0, poison: 0, untrusted: 0, forbidden: 0 };
+  /** Signs checkpoints over the security reports, with the agent's claim key (see `kafkaAuditSink`'s `agentKey`). */
+  private readonly checkpoints: AuditCheckpointer | undefined;
 
   constructor(
-    private readonly options: { kafka: Kafka; namespace: string | undefined; replayTimeoutMs: number; maxWaitTimeInMs: number },
+    private readonly options: { kafka: Kafka; namespace: string | undefined; replayTimeoutMs: number; maxWaitTimeInMs: number; agentKey: AgentKey; source: string },
     private readonly listener: ApprovalLogListener,
-  ) {}
+  ) {
+    // A checkpoint of a source other than guard:* would be refused by every verifier: write none then.
+    // The last one is written at close, on the producer the reports used (a closed log connects no new one).
+    this.checkpoints = options.source.startsWith('guard:')
+      ? new AuditCheckpointer({ key: options.agentKey, source: options.source, append: async (checkpoint) => (await (this.producer ?? this.connectedProducer())).publish('audit', checkpoint) })
+      : undefined;
+  }
 
   private get topic(): string {
     return topicName('approvals', this.options.namespace);
@@ -237,9 +245,7 @@ class KafkaApprovalLog implements ApprovalLog {
   reportForbidden(event: ApprovalEvent, reason: string, at: GrantPosition, source: string): void {
     this.counters.forbidden += 1;
     const { meta, payload } = forbiddenClaimDecision({ source }, event, reason, at);
-    void this.connectedProducer()
-      .then((producer) => producer.publish('audit', createEvent(DecisionRecordedV1, meta, payload)))
-      .catch(() => undefined);
+    this.report(createEvent(DecisionRecordedV1, meta, payload));
   }
 
   /** Reports a live decision or expiry the fold ignored for its signature, as a security event on the audit topic. */
@@ -248,9 +254,20 @@ class KafkaApprovalLog implements ApprovalLog {
     if (check.trusted) return;
     this.counters.untrusted += 1;
     const { meta, payload } = untrustedGrantDecision({ source }, event, check, at);
-    // Best effort: the fold already ignored the event; a lost report loses no protection.
+    this.report(createEvent(DecisionRecordedV1, meta, payload));
+  }
+
+  /**
+   * Best effort: the fold already ignored the event; a lost report loses no protection. The next
+   * checkpoint covers a report in a tenant the agent's key is bound to; one of another tenant (the
+   * agent read it on the shared topic) stays unverified, as this key cannot vouch for it there.
+   */
+  private report(decision: DecisionRecorded): void {
     void this.connectedProducer()
-      .then((producer) => producer.publish('audit', createEvent(DecisionRecordedV1, meta, payload)))
+      .then((producer) => producer.publish('audit', decision))
+      .then(() => {
+        if (agentMayClaimFor(this.options.agentKey, decision.tenant)) this.checkpoints?.covered(decision);
+      })
       .catch(() => undefined);
   }
 
@@ -270,6 +287,8 @@ class KafkaApprovalLog implements ApprovalLog {
     this.closed = true;
     for (const waiter of [...this.catchUps]) waiter.reject();
     this.catchUps.clear();
+    // The last checkpoint over the reports, while the producer is still there.
+    await this.checkpoints?.close().catch(() => undefined);
     const reader = this.reader;
     const producer = this.producer;
     this.reader = undefined;
@@ -306,7 +325,7 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
   const source = options.source ?? `guard:approvals-${randomUUID().slice(0, 8)}`;
   let log: KafkaApprovalLog | undefined;
   const core = new ApprovalGatewayCore(
-    (listener) => (log = new KafkaApprovalLog({ kafka: options.kafka, namespace: options.namespace, replayTimeoutMs, maxWaitTimeInMs }, listener)),
+    (listener) => (log = new KafkaApprovalLog({ kafka: options.kafka, namespace: options.namespace, replayTimeoutMs, maxWaitTimeInMs, agentKey, source }, listener)),
     {
       source,
       defaultTimeoutMs,
