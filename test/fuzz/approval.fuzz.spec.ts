@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TEST_AGENT_KEY, TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { type ApprovalRequestInput, createKafkaApprovalGateway, type GrantedApproval, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
+import { replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import fc from 'fast-check';
 import { type Kafka } from 'kafkajs';
@@ -237,6 +238,13 @@ function routes(): RouteFuzz[] {
 }
 
 /** The approval id a decodable record is about. */
+/** How many records of each type the audit topic holds. */
+async function auditTypes(client: Kafka, ns: string): Promise<Record<string, number>> {
+  const types: Record<string, number> = {};
+  await replayTopic(client, 'audit', { namespace: ns, onRecord: ({ event }) => void (types[event.type] = (types[event.type] ?? 0) + 1) });
+  return types;
+}
+
 function approvalIdOf(value: Buffer | null): string | undefined {
   const decoded = classify('approvals', value);
   return decoded.poison ? undefined : ((decoded.event['payload'] as { approvalId?: string } | undefined)?.approvalId ?? undefined);
@@ -281,7 +289,11 @@ describe('approvals topic consumers under poison', () => {
 
     // The guard's tail skipped the same poison and ignored the same forgeries.
     const tail = gateway.stats();
-    expect({ poison: tail.poison - tailBefore.poison, untrusted: tail.untrusted - tailBefore.untrusted }).toEqual({ poison: expected.poison, untrusted: expected.forged });
+    expect({ poison: tail.poison - tailBefore.poison, untrusted: tail.untrusted - tailBefore.untrusted, forbidden: tail.forbidden - tailBefore.forbidden }).toEqual({
+      poison: expected.poison,
+      untrusted: expected.forged,
+      forbidden: expected.ignored,
+    });
 
     // A guard that starts now replays the garbage from offset 0 and finds the grant on the log.
     const late = createKafkaApprovalGateway({ kafka: agentKafka, keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:fuzz-replay' });
@@ -305,12 +317,20 @@ describe('approvals topic consumers under poison', () => {
     const parked = await deadLettered(kafka, namespace, 'approvals');
     expect(parked).toEqual(await db.unappliedKeys('approval'));
     expect(parked).toHaveLength(expected.poison);
-    // Every forgery was reported once by the service and once by the guard's tail, and nothing else went to the audit topic.
-    await grown(ends, before.topics, 'audit', expected.forged * 2, 'the untrusted-grant reports');
-    expect(await auditCodes(kafka, namespace)).toEqual(expected.forged > 0 ? { 'SECURITY.UNTRUSTED_GRANT': expected.forged * 2 } : {});
+    // Every forgery was reported once by the service and once by the guard's tail, and so was every
+    // claim no author may make (first-edition requests, unsigned withdrawals); nothing else went to the audit topic.
+    const reports = (expected.forged + expected.ignored) * 2;
+    await grown(ends, before.topics, 'audit', reports, 'the untrusted-grant and forbidden-claim reports');
+    expect(await auditCodes(kafka, namespace)).toEqual({
+      ...(expected.forged > 0 && { 'SECURITY.UNTRUSTED_GRANT': expected.forged * 2 }),
+      ...(expected.ignored > 0 && { 'SECURITY.FORBIDDEN_CLAIM': expected.ignored * 2 }),
+    });
     const moved = appended(before.topics, await ends.of(['approvals', 'audit', 'deadLetter']));
-    // Approvals: the garbage, the request and the decision.
-    expect(moved).toEqual({ approvals: records.length + 2, audit: expected.forged * 2, deadLetter: expected.poison });
+    // Approvals: the garbage, the request and the decision. Audit: those reports, and the reporters'
+    // signed chain checkpoints over them (one per batch a producer flushes: their number varies).
+    expect({ approvals: moved['approvals'], deadLetter: moved['deadLetter'] }).toEqual({ approvals: records.length + 2, deadLetter: expected.poison });
+    expect(moved['audit']).toBeGreaterThanOrEqual(reports);
+    expect(await auditTypes(kafka, namespace)).toEqual({ DecisionRecorded: reports, AuditChainCheckpoint: (moved['audit'] ?? 0) - reports });
     expect(await aliveAndHealthy(service)).toEqual({ exit: null, health: 200 });
   }, 180_000);
 });

@@ -109,9 +109,11 @@ describe('approvals end to end', () => {
 
     // The approvals topic: the request and the decision, joined by the run as correlation id.
     const approvals = (await topic('approvals')).filter((e) => e.payload.approvalId === listed.approvalId);
+    // The request, the decision, and the agent's one use of the grant, joined by the run.
     expect(approvals.map((e) => [e.type, e.correlationId])).toEqual([
       ['ApprovalRequested', runId],
       ['ApprovalDecided', runId],
+      ['ApprovalUsed', runId],
     ]);
     expect(approvals[1]?.causationId).toBe(approvals[0]?.id);
     // The audit topic: request, decision and execution of the same call, with the approval id.
@@ -136,7 +138,8 @@ describe('approvals end to end', () => {
     expect(runs).toHaveLength(1);
     expect(runs[0]?.pid).toBe(second.child.pid);
     const approvals = (await topic('approvals')).filter((e) => e.payload.approvalId === listed.approvalId);
-    expect(approvals.map((e) => e.type)).toEqual(['ApprovalRequested', 'ApprovalDecided']);
+    // The new process used the grant, once; the killed one never did.
+    expect(approvals.map((e) => e.type)).toEqual(['ApprovalRequested', 'ApprovalDecided', 'ApprovalUsed']);
     const audit = (await topic('audit')).filter(isDecisionRecorded).filter((e) => e.correlationId === runId && e.payload.boundary === 'tool');
     // The killed process recorded its request; the new one found the grant on the log and ran.
     expect(audit.map((e) => e.payload.code)).toEqual(['CONNECTOR.APPROVAL_PENDING', 'CONNECTOR.APPROVAL_PENDING', 'CONNECTOR.APPROVAL_GRANTED', 'CONNECTOR.ALLOWED']);

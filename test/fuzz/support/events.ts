@@ -98,7 +98,7 @@ export function forgedApprovalGrants(targets: fc.Arbitrary<string>): fc.Arbitrar
     });
 }
 
-/** Decodable approval events every fold rejects: requests squatting on an id not derived from their scope, cancellations of unknown ids. */
+/** Decodable approval events every fold rejects and reports as forbidden claims: first-edition (unsigned) requests, unsigned cancellations. */
 export function rejectedApprovalEvents(): fc.Arbitrary<Json> {
   return fc.oneof(
     unknownApprovalId.map(approvalRequested),
