@@ -146,6 +146,7 @@ try {
   const posts: number[] = [];
   const baselineAnswered: number[] = [];
   const baselineSeen: number[] = [];
+  const uses: number[] = [];
   for (let i = 0; i < ROUND_TRIPS + 20; i += 1) {
     const transport = await transports.sample();
     if (i >= 20) {
@@ -155,7 +156,8 @@ try {
     const { event, toolCallId, arguments: args } = testRequest();
     const { scope, requester, reason, deadline, inputSchema } = event.payload;
     const call = { tenant: scope.tenant, connectorId: scope.connectorId, executionId: scope.executionId, toolCallId };
-    const waiting = gateway.awaitApproval({ call, arguments: args, requester, reason, deadline, ...(inputSchema && { inputSchema }) }, { timeoutMs: 30_000 });
+    const asked = { call, arguments: args, requester, reason, deadline, ...(inputSchema && { inputSchema }) };
+    const waiting = gateway.awaitApproval(asked, { timeoutMs: 30_000 });
     for (let seen = false; !seen; ) {
       const res = await fetch(`${base}/v1/approvals/${event.payload.approvalId}`, { headers });
       seen = res.status === 200;
@@ -167,20 +169,27 @@ try {
     const posted = ms(start);
     if (res.status !== 200) throw new Error(`decision answered ${res.status}`);
     await res.arrayBuffer();
-    await waiting;
+    const { grant } = await waiting;
+    const unblocked = ms(start);
+    // The grant is for one execution: the guard uses it on the log (append + read back) before the tool runs.
+    const useStart = process.hrtime.bigint();
+    await gateway.useGrant(grant, asked);
     if (i >= 20) {
-      roundTrips.push(ms(start));
+      roundTrips.push(unblocked);
       posts.push(posted);
+      uses.push(ms(useStart));
     }
   }
   console.log(`approvals: ${ROUND_TRIPS} sequential round trips on loopback (after 20 warm-up)`);
   console.log(`approvals: reviewer POST answered (decision appended, folded, projected): ${summary(posts)}`);
   console.log(`approvals: reviewer POST -> guard unblocked: ${summary(roundTrips)}`);
+  console.log(`approvals: guard uses the grant (append + read back): ${summary(uses)}`);
   console.log(`approvals: baseline HTTP round trip + acks=all produce: ${summary(baselineAnswered)}; until a plain consumer saw it: ${summary(baselineSeen)}`);
   const source = 'services/approval/src/bench/approval.bench.ts';
   const latencies = [
     { case: 'reviewer POST answered (decision appended, folded, projected)', samples: posts, baseline: 'an HTTP round trip to the service (GET /v1/approvals-status) + a plain acks=all produce', base: baselineAnswered },
     { case: 'reviewer POST to the guard unblocked', samples: roundTrips, baseline: 'the same, until a plain consumer polling like the gateway saw the record', base: baselineSeen },
+    { case: 'guard uses the grant (signed ApprovalUsed appended, read back through the fold)', samples: uses, baseline: 'an HTTP round trip + a plain acks=all produce, until a plain consumer saw the record', base: baselineSeen },
   ];
   for (const l of latencies) {
     const sorted = [...l.samples].sort((a, b) => a - b);
@@ -208,7 +217,8 @@ try {
     ]);
     await producer.publishMany('approvals', events);
   }
-  const total = (ROUND_TRIPS + 20) * 2 + REPLAY_REQUESTS * 2;
+  // Each round trip left its request, decision and use; each replay request its request and decision.
+  const total = (ROUND_TRIPS + 20) * 3 + REPLAY_REQUESTS * 2;
   const rawSeconds = await rawConsume(kafka, topicName('approvals', namespace), total);
   let counted = 0;
   let start = process.hrtime.bigint();
