@@ -29,7 +29,7 @@ import { createGatekeeper, followPolicyBundles, gatekeeperGuardrail } from '@gat
 import { watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
 import { collectStreamText, scriptedModel } from '@gatehouse/guard/testing';
 import { agentKeyFromEnv, keyringFromEnv } from '@gatehouse/contracts';
-import { createKafkaClient, EventProducer, kafkaConfigFromEnv } from '@gatehouse/kafka';
+import { createKafkaClient, EventProducer, kafkaConfigFromEnv, replayTopic } from '@gatehouse/kafka';
 import { z } from 'zod';
 
 const autoApprove = process.argv.includes('--auto-approve');
@@ -300,12 +300,20 @@ scene(6, 'A refund that needs a reviewer, retried by the agent');
   const refundEvents = audit.events().filter((e) => e.resource.includes('payments.refund'));
   step(counts.refunds === 1 ? '✔' : '✘', `the model called the refund twice; it ran ${counts.refunds} time(s) (the retry was ${refundEvents.some((e) => e.code === 'CONNECTOR.REPLAYED') ? 'replayed by the idempotency ledger' : 'not replayed'})`);
   if (again) step('✘', `a second decision on the same approval: ${again.status} ${againBody.code}`);
+  // What any agent principal reading the topic sees of this approval: sealed for tenant acme, the grant used once.
+  const onTopic = [];
+  await replayTopic(kafka, 'approvals', { namespace, onRecord: ({ event }) => void (event.payload.approvalId === pending.approvalId && onTopic.push(event)) });
+  const said = onTopic.filter((e) => e.type === 'ApprovalRequested' || e.type === 'ApprovalDecided');
+  const sealed = said.filter((e) => e.payload.sealed !== undefined).length;
+  const uses = onTopic.filter((e) => e.type === 'ApprovalUsed').length;
+  step(sealed === said.length && uses === 1 ? '✔' : '✘', `on gatehouse.approvals.v1 the request and the decision are sealed for tenant acme (${sealed} of ${said.length}: another tenant's agent reads no arguments, preview or comment), and the grant was used once (${uses} ApprovalUsed)`);
   step('✔', `answer: "${result.text}"`);
   summary.scenes.refund = {
     approvalId: pending.approvalId,
     requested: pending.arguments,
     executions: counts.refunds,
     replayed: refundEvents.some((e) => e.code === 'CONNECTOR.REPLAYED'),
+    onTopic: { records: said.length, sealed, uses },
     secondDecision: again ? { status: again.status, code: againBody.code } : undefined,
     answer: result.text,
   };

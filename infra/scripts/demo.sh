@@ -72,7 +72,11 @@ node infra/signing/keys.mjs "$signing_dir"
 # The demo agent's claim key: its approval requests and withdrawals are signed with it, and every
 # fold counts them only for the agent and tenant the trusted keys bind it to.
 node infra/signing/keys.mjs "$signing_dir" --agent support-bot agent:support-bot acme
+# Tenant acme's content key: its requests and decisions are sealed on the approvals topic, so no
+# other tenant's agent reading it learns what they say. The approval service and acme's agent hold it.
+node infra/signing/keys.mjs "$signing_dir" --content acme
 export GATEHOUSE_TRUSTED_KEYS_FILE="$signing_dir/trusted-keys.json"
+export GATEHOUSE_CONTENT_KEYS_FILE="$signing_dir/content-keys.json"
 signing_env() {
   case "$1" in
     approval) echo "GATEHOUSE_SIGNING_KEY_FILE=$signing_dir/approval.pem GATEHOUSE_SIGNING_KEY_ID=$(cat "$signing_dir/approval.id")" ;;
