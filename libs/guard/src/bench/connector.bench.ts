@@ -54,6 +54,8 @@ export async function benchConnector(): Promise<void> {
   const warm = new RequestContext();
   for (const [k, v] of contexts[0]!.entries()) warm.set(k, v);
   warm.set(IDEMPOTENCY_KEY_CONTEXT_KEY, 'warm');
+  // Its own grant: each authorizes one execution (the first warm-up call; the rest replay).
+  warm.set(CONNECTOR_GRANTS_CONTEXT_KEY, [bindGrant({ scope: 'run', connectorId: 'bench.refund', runId: 'run-bench', approvalId: 'bench-warm' } as const, { tenant: 'acme', input })]);
   for (let i = 0; i < 200; i += 1) await invokeConnector(connector, input, { requestContext: warm });
 
   let start = process.hrtime.bigint();
