@@ -1,6 +1,7 @@
 // Benchmark entry point: `node libs/guard/dist/bench/run.js` after building the guard.
 // Each bench prints its own figures; add one with a single line in the list.
 import { benchAgentStream } from './agent-stream.bench.js';
+import { benchAuditPublish } from './audit-publish.bench.js';
 import { benchConnector } from './connector.bench.js';
 import { benchContentPolicies } from './content-policies.bench.js';
 import { benchGatekeeper } from './gatekeeper.bench.js';
@@ -12,6 +13,7 @@ const benches: readonly (() => Promise<void>)[] = [
   benchConnector,
   benchSchemaGuardrail,
   benchGatekeeper,
+  benchAuditPublish,
 ];
 
 for (const bench of benches) await bench();
