@@ -134,11 +134,9 @@ export function renderBenchmarksMarkdown(report) {
   for (const [name, records] of benchmarks) {
     const sources = [...new Set(records.map((r) => r.source))].map((s) => `\`${s}\``).join(', ');
     lines.push('', `## ${name}`, '', `Source: ${sources}.`, '', ...table(records));
-    const notes = records.filter((r) => r.note !== undefined);
-    if (notes.length > 0) {
-      lines.push('');
-      for (const r of notes) lines.push(`- ${r.case}: ${r.note}.`);
-    }
+    // A case's p50 and p99 rows share their note: say it once.
+    const notes = [...new Set(records.filter((r) => r.note !== undefined).map((r) => `- ${r.case}: ${r.note}.`))];
+    if (notes.length > 0) lines.push('', ...notes);
   }
   return `${lines.join('\n')}\n`;
 }
