@@ -16,6 +16,7 @@ describe('docs/benchmarks.md', () => {
     const sources = new Set(committed.results.map((r) => r.source));
     expect([...sources].sort()).toEqual([
       'libs/guard/src/bench/agent-stream.bench.ts',
+      'libs/guard/src/bench/audit-publish.bench.ts',
       'libs/guard/src/bench/connector.bench.ts',
       'libs/guard/src/bench/content-policies.bench.ts',
       'libs/guard/src/bench/gatekeeper.bench.ts',
