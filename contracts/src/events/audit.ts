@@ -1,3 +1,4 @@
+import { canonicalJson } from '../chain.js';
 import { z } from 'zod';
 import { defineEvent } from '../envelope.js';
 import { ActorSchema, PolicyRefSchema } from './common.js';
@@ -94,6 +95,21 @@ export const AuditChainCheckpointV1 = defineEvent(
   }),
 );
 export type AuditChainCheckpoint = z.infer<typeof AuditChainCheckpointV1>;
+
+/**
+ * Bounds on a decision record (every gate, agents among them, writes them): past them the guard
+ * refuses to send it (`AUDIT.EVENT_TOO_LARGE`) and audit-export parks it unapplied with that code,
+ * never projected or exported (a SIEM line stays small whatever an agent writes).
+ */
+export const AUDIT_EVENT_LIMITS = Object.freeze({
+  /** The whole event, canonical JSON, UTF-8 bytes. */
+  eventBytes: 16 * 1024,
+});
+
+/** Whether a decision record is past `AUDIT_EVENT_LIMITS`. */
+export function decisionTooLarge(event: DecisionRecorded): boolean {
+  return Buffer.byteLength(canonicalJson(event), 'utf8') > AUDIT_EVENT_LIMITS.eventBytes;
+}
 
 /** Whether an audit-topic event is a decision (not a checkpoint): what readers of decisions keep. */
 export function isDecisionRecorded(event: { readonly type: string }): event is DecisionRecorded {

@@ -1,4 +1,4 @@
-import { createEvent, type DecisionRecorded, DecisionRecordedV1 } from '@gatehouse/contracts';
+import { AUDIT_EVENT_LIMITS, createEvent, type DecisionRecorded, DecisionRecordedV1, decisionTooLarge, GatehouseError } from '@gatehouse/contracts';
 import { type AuditEvent } from './types.js';
 
 /** Where the mapped event comes from and which tenant owns events without one. */
@@ -88,6 +88,13 @@ function durationMsOf(event: AuditEvent): number | undefined {
  * contract rejects (an empty tenant, a code over 128 characters) throws `ContractError`.
  */
 export function toDecisionEvent(event: AuditEvent, options: ToDecisionEventOptions): DecisionRecorded {
+  const record = decisionOf(event, options);
+  // Every reader parks a record past the bounds unapplied: refused here, so the gate knows.
+  if (decisionTooLarge(record)) throw new GatehouseError('AUDIT.EVENT_TOO_LARGE', `the decision record is past ${AUDIT_EVENT_LIMITS.eventBytes} bytes`, { category: 'validation' });
+  return record;
+}
+
+function decisionOf(event: AuditEvent, options: ToDecisionEventOptions): DecisionRecorded {
   const { context } = event;
   const runId = context.runId;
   const durationMs = durationMsOf(event);

@@ -1,4 +1,4 @@
-import { isDecisionRecorded, topicName } from '@gatehouse/contracts';
+import { decisionTooLarge, isDecisionRecorded, topicName } from '@gatehouse/contracts';
 import { type DecodedRecord, type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
@@ -218,6 +218,11 @@ export class ExportPipeline {
   private buffer(record: DecodedRecord<'audit'>): void {
     const { event } = record;
     if (!isDecisionRecorded(event)) return;
+    // A record past the bounds never reaches a SIEM feed: the projection parks it, the export counts it as poison.
+    if (decisionTooLarge(event)) {
+      this.bufferPoison({ topic: record.topic, partition: record.partition, offset: record.offset, key: record.key, value: null, code: 'AUDIT.EVENT_TOO_LARGE', reason: 'a decision record past the size bounds' });
+      return;
+    }
     const list = this.buffers.get(record.partition) ?? [];
     list.push({ event, topic: record.topic, partition: record.partition, offset: record.offset, logTime: record.logTime });
     this.buffers.set(record.partition, list);

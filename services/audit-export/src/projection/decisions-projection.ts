@@ -1,4 +1,4 @@
-import { eventDigest, GatehouseError, isDecisionRecorded, type Keyring, topicName } from '@gatehouse/contracts';
+import { AUDIT_EVENT_LIMITS, decisionTooLarge, eventDigest, GatehouseError, isDecisionRecorded, type Keyring, topicName } from '@gatehouse/contracts';
 import { type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { jsonbParam, type LogBinding, type ProjectedLog, ProjectionOffsets } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
@@ -137,7 +137,12 @@ export class DecisionsProjection {
         fromOffsets: from,
         onRecord: (record) => {
           const { event } = record;
-          if (isDecisionRecorded(event)) {
+          if (isDecisionRecorded(event) && decisionTooLarge(event)) {
+            // Agents write here too: a record past the bounds is parked (and dead-lettered), never projected or exported.
+            const list = this.poison.get(record.partition) ?? [];
+            list.push({ topic: this.topic, partition: record.partition, offset: record.offset, key: record.key, value: null, code: 'AUDIT.EVENT_TOO_LARGE', reason: `a decision record past ${AUDIT_EVENT_LIMITS.eventBytes} bytes` });
+            this.poison.set(record.partition, list);
+          } else if (isDecisionRecorded(event)) {
             const list = this.rows.get(record.partition) ?? [];
             list.push(decisionRow({ ...record, event }));
             this.rows.set(record.partition, list);
