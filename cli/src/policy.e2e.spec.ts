@@ -171,7 +171,14 @@ policies:
     const admin = testKafka('policy-cli-what-if').admin();
     await admin.connect();
     const auditEnd = async () => (await admin.fetchTopicOffsets(topicName('audit', namespace))).map((o) => o.high).join(',');
-    const before = await auditEnd();
+    // The service signs a checkpoint over its decisions within a second of them: measure once the log is quiet.
+    let before = await auditEnd();
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const now = await auditEnd();
+      if (now === before) break;
+      before = now;
+    }
     // The policy service appends its decisions asynchronously to its answer: wait until all six are on the log.
     let report: { decisions: number; counts: Record<string, number>; rows: { change: string; candidate?: string; policyId?: string; decision: { toolId: string; effect: string; bundle: string; actor?: { role: string } } }[] } | undefined;
     for (let attempt = 0; attempt < 50; attempt += 1) {
