@@ -170,42 +170,46 @@ policies:
 `);
     const admin = testKafka('policy-cli-what-if').admin();
     await admin.connect();
-    const auditEnd = async () => (await admin.fetchTopicOffsets(topicName('audit', namespace))).map((o) => o.high).join(',');
-    // The service signs a checkpoint over its decisions within a second of them: measure once the log is quiet.
-    let before = await auditEnd();
-    for (let attempt = 0; attempt < 20; attempt += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      const now = await auditEnd();
-      if (now === before) break;
-      before = now;
-    }
-    // The policy service appends its decisions asynchronously to its answer: wait until all six are on the log.
-    let report: { decisions: number; counts: Record<string, number>; rows: { change: string; candidate?: string; policyId?: string; decision: { toolId: string; effect: string; bundle: string; actor?: { role: string } } }[] } | undefined;
-    for (let attempt = 0; attempt < 50; attempt += 1) {
-      const result = run(['what-if', '--bundle', candidate, '--from', from, '--namespace', namespace, '--json']);
-      expect(result.status).toBe(0);
-      report = JSON.parse(result.stdout) as typeof report;
-      if (report!.decisions === 5) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(report!.counts).toEqual({ 'newly-denied': 1, 'newly-allowed': 1, 'newly-approval-gated': 1, unchanged: 1, undetermined: 1 });
-    const rows = Object.fromEntries(report!.rows.map((r) => [r.change, r]));
-    expect(rows['newly-denied']).toMatchObject({ candidate: 'deny', policyId: 'refund-freeze', decision: { toolId: 'payments.refund', effect: 'allow', bundle: 'refunds@1', actor: { role: 'support' } } });
-    expect(rows['newly-allowed']).toMatchObject({ candidate: 'allow', policyId: 'reads', decision: { toolId: 'orders.read', effect: 'deny' } });
-    expect(rows['newly-approval-gated']).toMatchObject({ candidate: 'require-approval', policyId: 'exports-need-approval', decision: { toolId: 'orders.export' } });
-    // The intern's refund would turn on the amount, which no record holds: undetermined, not guessed.
-    expect(rows['undetermined']).toMatchObject({ policyId: 'refund-limit', decision: { actor: { role: 'intern' } } });
-    expect(rows['undetermined']?.candidate).toBeUndefined();
+    // Disconnected whatever fails: an open admin keeps Jest from exiting.
+    try {
+      const auditEnd = async () => (await admin.fetchTopicOffsets(topicName('audit', namespace))).map((o) => o.high).join(',');
+      // The service signs a checkpoint over its decisions within a second of them: measure once the log is quiet.
+      let before = await auditEnd();
+      for (let attempt = 0; attempt < 20; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        const now = await auditEnd();
+        if (now === before) break;
+        before = now;
+      }
+      // The policy service appends its decisions asynchronously to its answer: wait until all six are on the log.
+      let report: { decisions: number; counts: Record<string, number>; rows: { change: string; candidate?: string; policyId?: string; decision: { toolId: string; effect: string; bundle: string; actor?: { role: string } } }[] } | undefined;
+      for (let attempt = 0; attempt < 50; attempt += 1) {
+        const result = run(['what-if', '--bundle', candidate, '--from', from, '--namespace', namespace, '--json']);
+        expect(result.status).toBe(0);
+        report = JSON.parse(result.stdout) as typeof report;
+        if (report!.decisions === 5) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(report!.counts).toEqual({ 'newly-denied': 1, 'newly-allowed': 1, 'newly-approval-gated': 1, unchanged: 1, undetermined: 1 });
+      const rows = Object.fromEntries(report!.rows.map((r) => [r.change, r]));
+      expect(rows['newly-denied']).toMatchObject({ candidate: 'deny', policyId: 'refund-freeze', decision: { toolId: 'payments.refund', effect: 'allow', bundle: 'refunds@1', actor: { role: 'support' } } });
+      expect(rows['newly-allowed']).toMatchObject({ candidate: 'allow', policyId: 'reads', decision: { toolId: 'orders.read', effect: 'deny' } });
+      expect(rows['newly-approval-gated']).toMatchObject({ candidate: 'require-approval', policyId: 'exports-need-approval', decision: { toolId: 'orders.export' } });
+      // The intern's refund would turn on the amount, which no record holds: undetermined, not guessed.
+      expect(rows['undetermined']).toMatchObject({ policyId: 'refund-limit', decision: { actor: { role: 'intern' } } });
+      expect(rows['undetermined']?.candidate).toBeUndefined();
 
-    const text = run(['what-if', '--bundle', candidate, '--from', from, '--namespace', namespace]);
-    expect(text.stdout.split('\n')[0]).toBe(`policy what-if: 5 recorded decisions since ${from} under refunds@candidate: 1 newly denied, 1 newly allowed, 1 newly approval-gated, 1 unchanged, 1 undetermined without the arguments`);
-    expect(JSON.parse(run(['what-if', '--bundle', candidate, '--from', String(Date.now() + 60_000), '--namespace', namespace, '--json']).stdout)).toMatchObject({ decisions: 0 });
-    expect(run(['what-if', '--bundle', candidate, '--from', 'yesterday-ish', '--namespace', namespace]).status).toBe(2);
-    expect(run(['what-if', '--from', from, '--namespace', namespace]).stderr).toContain('what-if needs --bundle');
-    expect(run(['what-if', '--bundle', candidate, '--namespace', namespace]).stderr).toContain('what-if needs --from');
-    expect(run(['what-if', '--bundle', file('broken.yaml', 'policySetId: x\npolicies: [{ id: y }]\n'), '--from', from, '--namespace', namespace]).status).toBe(1);
-    // It read the log and wrote nothing to it.
-    expect(await auditEnd()).toBe(before);
-    await admin.disconnect();
+      const text = run(['what-if', '--bundle', candidate, '--from', from, '--namespace', namespace]);
+      expect(text.stdout.split('\n')[0]).toBe(`policy what-if: 5 recorded decisions since ${from} under refunds@candidate: 1 newly denied, 1 newly allowed, 1 newly approval-gated, 1 unchanged, 1 undetermined without the arguments`);
+      expect(JSON.parse(run(['what-if', '--bundle', candidate, '--from', String(Date.now() + 60_000), '--namespace', namespace, '--json']).stdout)).toMatchObject({ decisions: 0 });
+      expect(run(['what-if', '--bundle', candidate, '--from', 'yesterday-ish', '--namespace', namespace]).status).toBe(2);
+      expect(run(['what-if', '--from', from, '--namespace', namespace]).stderr).toContain('what-if needs --bundle');
+      expect(run(['what-if', '--bundle', candidate, '--namespace', namespace]).stderr).toContain('what-if needs --from');
+      expect(run(['what-if', '--bundle', file('broken.yaml', 'policySetId: x\npolicies: [{ id: y }]\n'), '--from', from, '--namespace', namespace]).status).toBe(1);
+      // It read the log and wrote nothing to it.
+      expect(await auditEnd()).toBe(before);
+    } finally {
+      await admin.disconnect();
+    }
   }, 60_000);
 });
