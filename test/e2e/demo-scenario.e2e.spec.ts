@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CONTENT_KEYS_ENV, newContentKeyEntry } from '@gatehouse/contracts';
@@ -186,7 +186,8 @@ describe('the demo scenario against the whole suite', () => {
 
     const lines = await waitFor(
       () => {
-        const files = readdirSync(siemDir).filter((f) => f.startsWith('ocsf-'));
+        // The export creates the directory with its first file.
+        const files = existsSync(siemDir) ? readdirSync(siemDir).filter((f) => f.startsWith('ocsf-')) : [];
         const all = files.flatMap((f) => readFileSync(path.join(siemDir, f), 'utf8').split('\n').filter(Boolean));
         const ofRun = all.filter((l) => l.includes(summary.runId));
         return ofRun.length >= ids.length ? ofRun : undefined;
