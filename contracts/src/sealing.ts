@@ -84,10 +84,18 @@ export function contentKeysFromEnv(env: NodeJS.ProcessEnv = process.env): Conten
 
 /** The key a writer seals a tenant's content with: the last one configured for it (the newest in a rotation). */
 export function sealingKeyFor(keys: ContentKeys | undefined, tenant: string): ContentKey | undefined {
-  let found: ContentKey | undefined;
-  for (const key of keys?.values() ?? []) if (key.tenant === tenant) found = key;
-  return found;
+  if (!keys) return undefined;
+  // Indexed once per key set: a fold asks this for every request, whatever the number of tenants.
+  let byTenant = newestByTenant.get(keys);
+  if (!byTenant) {
+    byTenant = new Map();
+    for (const key of keys.values()) byTenant.set(key.tenant, key);
+    newestByTenant.set(keys, byTenant);
+  }
+  return byTenant.get(tenant);
 }
+
+const newestByTenant = new WeakMap<ContentKeys, Map<string, ContentKey>>();
 
 /** What a sealed box is bound to: its event type, approval id and tenant. */
 export interface SealBinding {

@@ -110,9 +110,8 @@ function forbidden(state: ApprovalsState, reason: RejectionReason): Verdict {
 
 const utf8Bytes = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
 
-/** Whether an agent-written request is past the size bounds (the whole event, or one of its large fields, opened). */
-function tooLarge(event: ApprovalEvent & { type: 'ApprovalRequested' }, request: ApprovalRequest): boolean {
-  if (utf8Bytes(event) > APPROVAL_REQUEST_LIMITS.eventBytes) return true;
+/** Whether one of a request's large fields, opened, is past the bounds (the whole event is measured before it is opened). */
+function fieldsTooLarge(request: ApprovalRequest): boolean {
   return [request.arguments, request.dryRunPreview, request.inputSchema].some((field) => field !== undefined && utf8Bytes(field) > APPROVAL_REQUEST_LIMITS.fieldBytes);
 }
 
@@ -150,7 +149,7 @@ function requestRefusal(state: ApprovalsState, event: ApprovalEvent & { type: 'A
   if (approvalIdForCall(p.scope, p.requester.id, p.toolCallId) !== p.approvalId) return { refused: reject('scope-mismatch') };
   const opened = openRequest(state, event);
   if ('refused' in opened) return opened;
-  if (tooLarge(event, opened.request)) return { refused: reject('too-large') };
+  if (fieldsTooLarge(opened.request)) return { refused: reject('too-large') };
   if (commitmentOfView(opened.request.arguments, p.redactionDigests) !== p.scope.argumentsHash) return { refused: reject('commitment-mismatch') };
   return opened;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { approvalIdForCall } from '@gatehouse/approvals';
 import { ApprovalCancelledV1, canonicalJson, createEvent, type Scope, signEvent } from '@gatehouse/contracts';
+import { testAgentKey } from '@gatehouse/contracts/testing';
 import { createInMemoryApprovalGateway } from './in-memory-approval-gateway.js';
 import { type ApprovalRequestInput } from './types.js';
 
@@ -171,5 +172,13 @@ describe('in-memory approval gateway (the shared core and fold)', () => {
     await expect(gateway.awaitApproval(request(), { timeoutMs: 0 })).rejects.toThrow(TypeError);
     await expect(gateway.awaitApproval(request(), { signal: 'stop' as never })).rejects.toThrow(TypeError);
     expect(() => createInMemoryApprovalGateway({ defaultTimeoutMs: -1 })).toThrow(TypeError);
+  });
+
+  it("refuses a request for a tenant its agent key is not bound to, and sends nothing", async () => {
+    const gateway = createInMemoryApprovalGateway({ agentKey: testAgentKey(requester.id, ['acme']) });
+    const foreign = request('wf/run-globex', { call: { tenant: 'globex', connectorId: 'payments.refund', executionId: 'wf/run-globex', toolCallId: 'call-1' } });
+    expect(() => gateway.describe(foreign)).toThrow(expect.objectContaining({ code: 'APPROVAL.REQUEST_INVALID' }));
+    await expect(gateway.awaitApproval(foreign, { timeoutMs: 1_000 })).rejects.toMatchObject({ code: 'APPROVAL.REQUEST_INVALID' });
+    expect(gateway.records).toHaveLength(0);
   });
 });
