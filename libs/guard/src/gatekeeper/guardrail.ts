@@ -1,6 +1,7 @@
 // The gatekeeper behind the guardrail port, at `tool-args`: a thin adapter that maps the
 // decision to a verdict and carries the bundle version in `detections` and in `gatekeeper`.
 import { type JsonValue } from '@gatehouse/contracts';
+import { type GuardrailReasonCode } from '../guardrails/reasons.js';
 import { type Guardrail, type GuardrailInput, type GuardrailVerdict } from '../guardrails/types.js';
 import { type BundleVersion, type Gatekeeper, type GatekeeperDecision, type GatekeeperEffect } from './gatekeeper.js';
 
@@ -31,6 +32,14 @@ export function bundleDetection(bundle: BundleVersion): string {
 }
 
 const ACTION_OF = { allow: 'allow', deny: 'deny', 'require-approval': 'approve', rewrite: 'rewrite' } as const;
+const REASON_OF: Readonly<Record<GatekeeperEffect, GuardrailReasonCode>> = { allow: 'policy.allowed', deny: 'policy.denied', 'require-approval': 'policy.approval-required', rewrite: 'policy.rewritten' };
+
+/** The catalogue reason of a decision: the port carries codes, and the fault's own code is in `detections`. */
+function reasonOf(decision: Pick<GatekeeperDecision, 'effect' | 'fault' | 'policyId'>): GuardrailReasonCode {
+  if (decision.fault !== undefined) return 'policy.fault';
+  if (decision.effect === 'deny' && decision.policyId === undefined) return 'policy.no-match';
+  return REASON_OF[decision.effect];
+}
 
 /**
  * A port verdict with the decision's provenance attached as a non-enumerable `gatekeeper`
@@ -57,10 +66,10 @@ export function verdictOf(decision: GatekeeperDecision): GatekeeperVerdict {
     ...(decision.wouldHave === undefined ? {} : { wouldHave: decision.wouldHave.effect }),
   };
   const outcome = enforced.fault === undefined ? 'complete' : 'partial';
-  if (decision.mode === 'audit') return withProvenance({ action: 'observe', outcome, detections, reason: `audit: ${enforced.reason}` }, provenance);
+  if (decision.mode === 'audit') return withProvenance({ action: 'observe', outcome, detections, reason: 'policy.observed' }, provenance);
   const action = ACTION_OF[decision.effect];
   const payload: JsonValue | undefined = decision.effect === 'rewrite' ? decision.rewrittenInput : undefined;
-  return withProvenance({ action, outcome, detections, reason: decision.reason, ...(payload === undefined ? {} : { payload }) }, provenance);
+  return withProvenance({ action, outcome, detections, reason: reasonOf(decision), ...(payload === undefined ? {} : { payload }) }, provenance);
 }
 
 /**
@@ -76,7 +85,7 @@ export function gatekeeperGuardrail(gatekeeper: Gatekeeper, options: GatekeeperG
       try {
         if (input.placement !== 'tool-args' || input.tool === undefined) {
           return withProvenance(
-            { action: 'deny', outcome: 'partial', detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.NO_TOOL_CALL'], reason: 'gatekeeper judges tool calls only' },
+            { action: 'deny', outcome: 'partial', detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.NO_TOOL_CALL'], reason: 'policy.wrong-placement' },
             { effect: 'deny', mode: gatekeeper.mode, bundle, fault: 'GATEKEEPER.NO_TOOL_CALL' },
           );
         }
@@ -95,7 +104,7 @@ export function gatekeeperGuardrail(gatekeeper: Gatekeeper, options: GatekeeperG
         return verdictOf(decision);
       } catch {
         return withProvenance(
-          { action: 'deny', outcome: 'partial', detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.EVALUATION_FAILED'], reason: 'policy evaluation failed (fail closed)' },
+          { action: 'deny', outcome: 'partial', detections: ['gatekeeper.deny', bundleDetection(bundle), 'gatekeeper.fault:GATEKEEPER.EVALUATION_FAILED'], reason: 'policy.fault' },
           { effect: 'deny', mode: gatekeeper.mode, bundle, fault: 'GATEKEEPER.EVALUATION_FAILED' },
         );
       }

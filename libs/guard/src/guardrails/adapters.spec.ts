@@ -15,7 +15,7 @@ describe('createPiiGuardrail', () => {
       outcome: 'complete',
       detections: ['pii.email', 'pii.credit-card', 'pii.phone', 'pii.ipv4'],
       payload: 'mail [EMAIL] or call [PHONE], card [CARD], host [IPV4].',
-      reason: 'personal data masked',
+      reason: 'pii.masked',
     });
   });
 
@@ -57,7 +57,7 @@ describe('createModerationGuardrail', () => {
   it('is deny/partial when the classifier times out, and aborts its signal', async () => {
     let aborted = false;
     const g = createModerationGuardrail({ classify: (_t, { signal }) => new Promise(() => signal.addEventListener('abort', () => (aborted = true))), timeoutMs: 20 });
-    expect(await g.check(input('x'))).toMatchObject({ action: 'deny', outcome: 'partial', reason: 'moderation classifier timed out' });
+    expect(await g.check(input('x'))).toMatchObject({ action: 'deny', outcome: 'partial', reason: 'moderation.timeout' });
     expect(aborted).toBe(true);
   });
 

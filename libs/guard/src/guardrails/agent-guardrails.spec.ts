@@ -22,7 +22,10 @@ function context(): RequestContext {
   return rc;
 }
 
-/** A guardrail that answers `action` at `placement` when `when(value)` holds, else allows. */
+/**
+ * A guardrail that answers `action` at `placement` when `when(value)` holds, else allows. Its reason
+ * is free text, as a careless guardrail's would be: records show the action's catalogue sentence.
+ */
 function rule(name: string, placement: GuardrailPlacement, action: GuardrailAction, when: (value: unknown) => boolean = () => true, extra: Partial<GuardrailVerdict> = {}): Guardrail {
   return {
     name,
@@ -81,7 +84,7 @@ describe('guardrails in the agent loop: tool-args', () => {
     expect(result).toMatchObject({ text: 'Refunded 50.', stopReason: 'finished' });
     // The model's second turn received the refusal as the tool result of call-1.
     expect(toolResults(model.prompts[1] as string)).toEqual([
-      { toolCallId: 'call-1', value: { valid: false, tool: 'issue-refund', error: 'tool call "issue-refund" refused: refused by refund-limit' } },
+      { toolCallId: 'call-1', value: { valid: false, tool: 'issue-refund', error: 'tool call "issue-refund" refused: refused by a guardrail' } },
     ]);
     expect(executed).toEqual([{ orderId: 'o-1', amount: 50 }]);
     const decisions = audit.events().filter((e) => e.boundary === 'guardrail');
@@ -198,7 +201,7 @@ describe('guardrails in the agent loop: tool-result, pre-prompt, post-model', ()
     const { agent, model, executed } = agentWith([refundCall(5), { text: 'done' }], [rule('no-results', 'tool-result', 'deny')]);
     await agent.generate('go', { requestContext: context() });
     expect(executed).toHaveLength(1);
-    expect(model.prompts[1]).toContain('refused by no-results');
+    expect(model.prompts[1]).toContain('refused: refused by a guardrail');
     expect(model.prompts[1]).not.toContain('jane@example.com');
   });
 
@@ -214,7 +217,7 @@ describe('guardrails in the agent loop: tool-result, pre-prompt, post-model', ()
     const { agent, model } = agentWith([{ text: 'ok' }], [rule('no-prompts', 'pre-prompt', 'deny')]);
     const result = await agent.generate('hello', { requestContext: context() });
     expect(model.prompts).toHaveLength(0);
-    expect(result).toMatchObject({ text: '', stopReason: 'tripwire', tripwire: { code: 'GUARDRAIL.DENIED', reason: 'refused by no-prompts' } });
+    expect(result).toMatchObject({ text: '', stopReason: 'tripwire', tripwire: { code: 'GUARDRAIL.DENIED', reason: 'refused by a guardrail' } });
   });
 
   it('halts on a prompt', async () => {
@@ -289,8 +292,8 @@ describe('guardrails in the agent loop: stream', () => {
     expect(text).toBe('');
     expect(JSON.stringify(chunks)).not.toContain('secret');
     expect(types.at(-1)).toBe('tripwire');
-    expect(chunks.at(-1)?.payload).toMatchObject({ reason: 'refused by no-answers', processorId: 'gatehouse-guardrails', metadata: { code: 'GUARDRAIL.DENIED', guardrail: 'no-answers' } });
-    expect(await stream.result()).toMatchObject({ stopReason: 'tripwire', text: '', tripwire: { code: 'GUARDRAIL.DENIED', reason: 'refused by no-answers' } });
+    expect(chunks.at(-1)?.payload).toMatchObject({ reason: 'refused by a guardrail', processorId: 'gatehouse-guardrails', metadata: { code: 'GUARDRAIL.DENIED', guardrail: 'no-answers' } });
+    expect(await stream.result()).toMatchObject({ stopReason: 'tripwire', text: '', tripwire: { code: 'GUARDRAIL.DENIED', reason: 'refused by a guardrail' } });
     expect(audit.events().find((e) => e.boundary === 'guardrail')).toMatchObject({ decision: 'denied', code: 'GUARDRAIL.DENIED' });
     expect(JSON.stringify(audit.events())).not.toContain('secret');
   });

@@ -100,7 +100,7 @@ function contextOf(agentId: string, requestContext: unknown): GuardrailInput['co
 }
 
 const NOT_RECORDED: GuardrailDecision = Object.freeze({
-  verdict: Object.freeze({ action: 'deny', outcome: 'partial', detections: Object.freeze([]), reason: 'guardrail decision could not be recorded' }),
+  verdict: Object.freeze({ action: 'deny', outcome: 'partial', detections: Object.freeze([]), reason: 'guardrail.unrecorded' }),
   by: 'audit',
   ran: Object.freeze([]),
   fault: 'threw',
@@ -180,7 +180,7 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
       if (args) {
         const decision = isJsonValue(input)
           ? await decide(options, 'tool-args', input, rc, context.abortSignal, resource, detail, tool)
-          : { ...NOT_RECORDED, verdict: { ...NOT_RECORDED.verdict, reason: 'tool arguments are not JSON' } };
+          : { ...NOT_RECORDED, verdict: { ...NOT_RECORDED.verdict, reason: 'guardrail.not-json' } };
         switch (decision.verdict.action) {
           case 'allow':
           case 'observe':
@@ -192,7 +192,7 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
           case 'approve':
             // A person must say yes: only a connector's approvals gateway can ask one. The call is
             // parked there even if the connector's manifest does not require approval.
-            if (!connectorHasApprovalGateway(original)) return refusal(toolId, { ...decision, verdict: { ...decision.verdict, reason: 'approval required but no approvals gateway is configured for this tool' } });
+            if (!connectorHasApprovalGateway(original)) return refusal(toolId, { ...decision, verdict: { ...decision.verdict, reason: 'approval.unavailable' } });
             callCtx = { ...context, requestContext: parkedContext(rc, decision.by ?? 'guardrail') };
             break;
           case 'halt':
@@ -210,7 +210,7 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
       if (!results) return output;
       const decision = isJsonValue(output)
         ? await decide(options, 'tool-result', output, rc, context.abortSignal, resource, detail, tool)
-        : { ...NOT_RECORDED, verdict: { ...NOT_RECORDED.verdict, reason: 'tool result is not JSON' } };
+        : { ...NOT_RECORDED, verdict: { ...NOT_RECORDED.verdict, reason: 'guardrail.not-json' } };
       switch (decision.verdict.action) {
         case 'allow':
         case 'observe':

@@ -3,7 +3,8 @@ import { type AuditEvent, type DecisionOutcome } from '../audit/types.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
-import { type GuardrailDecision } from './run-guardrails.js';
+import { ACTION_REASON, GUARDRAIL_REASONS, type GuardrailReasonCode, isGuardrailReasonCode } from './reasons.js';
+import { GUARDRAIL_FAULT_REASON, type GuardrailDecision } from './run-guardrails.js';
 import { type GuardrailAction, type GuardrailPlacement } from './types.js';
 
 /** Stable codes of guardrail decisions, as audit events and refusals carry them. */
@@ -44,11 +45,20 @@ export function guardrailCode(decision: GuardrailDecision): GuardrailCode {
   return decision.fault ? 'GUARDRAIL.FAULT' : CODE_OF[decision.verdict.action];
 }
 
-/** The static reason a refusal carries: the guardrail's own (checked) reason, else one naming it. */
+/**
+ * The catalogue code of a decision's reason: the verdict's, when it names one of the catalogue, else
+ * the fault's, else the action's. Never text a guardrail wrote.
+ */
+export function guardrailReasonCode(decision: GuardrailDecision): GuardrailReasonCode {
+  const { reason, action } = decision.verdict;
+  if (isGuardrailReasonCode(reason)) return reason;
+  if (decision.fault) return GUARDRAIL_FAULT_REASON[decision.fault];
+  return ACTION_REASON[action];
+}
+
+/** The sentence of a decision's reason, as records, refusals, tripwires and halts show it. */
 export function guardrailReason(decision: GuardrailDecision): string {
-  if (decision.verdict.reason !== undefined) return decision.verdict.reason;
-  if (decision.by === undefined) return 'guardrails passed';
-  return `${decision.verdict.action} by guardrail "${decision.by}"`;
+  return GUARDRAIL_REASONS[guardrailReasonCode(decision)];
 }
 
 export interface GuardrailAuditTarget {
@@ -83,6 +93,7 @@ export function recordGuardrailDecision(audit: AuditLogger | undefined, decision
       guardrail: decision.by ?? 'all',
       verdict: decision.verdict.action,
       outcome: decision.verdict.outcome,
+      reasonCode: guardrailReasonCode(decision),
       checked: decision.ran.length,
       ...(decision.fault ? { fault: decision.fault } : {}),
     },

@@ -98,7 +98,7 @@ export async function check<T = unknown>(name: string, options: CheckOptions<T>)
     if (decision.ran.length === 0) return decision;
     const recorded = await recordGuardrailDecision(options.audit, decision, { placement: subject.placement, resource, detail: { check: name } });
     // A decision that could not be recorded where it must be does not clear anything.
-    if (!recorded) return { verdict: { action: 'deny', outcome: 'partial', detections: [], reason: 'guardrail decision could not be recorded' }, by: decision.by, ran: decision.ran, fault: 'threw' };
+    if (!recorded) return { verdict: { action: 'deny', outcome: 'partial', detections: [], reason: 'guardrail.unrecorded' }, by: decision.by, ran: decision.ran, fault: 'threw' };
     return decision;
   };
   const tripped = (decision: GuardrailDecision, stage: 'input' | 'output', cancelled = false): CheckResult<T> =>

@@ -2,7 +2,8 @@
 export * from './types.js';
 export * from './schema-guardrail.js';
 export { type GuardrailDecision, type GuardrailFault, type RunGuardrailsOptions, GUARDRAIL_FAULT_REASON, isTrip, runGuardrails, validateGuardrails, validateVerdict } from './run-guardrails.js';
-export { type GuardrailCode, guardrailCode, guardrailReason } from './audit-guardrail.js';
+export { type GuardrailCode, guardrailCode, guardrailReason, guardrailReasonCode } from './audit-guardrail.js';
+export { GUARDRAIL_REASONS, type GuardrailReasonCode, isGuardrailReasonCode } from './reasons.js';
 export { check, type CheckOptions, type CheckResult, type CheckSubject } from './check.js';
 export { type GuardrailRefusal } from './agent-guardrails.js';
 export { createPiiGuardrail, luhnValid, type PiiAction, type PiiGuardrailOptions, type PiiRule } from './pii-guardrail.js';

@@ -1,4 +1,5 @@
 import { type JsonValue } from '@gatehouse/contracts';
+import { type GuardrailReasonCode } from './reasons.js';
 import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
 
 /** A classifier's answer: a score in [0, 1] (trips above the threshold) or a flag, with optional category names. */
@@ -38,7 +39,7 @@ function textOf(value: JsonValue): string {
   return parts.join('\n');
 }
 
-const fault = (reason: string): GuardrailVerdict => ({ action: 'deny', outcome: 'partial', detections: [], reason });
+const fault = (reason: GuardrailReasonCode): GuardrailVerdict => ({ action: 'deny', outcome: 'partial', detections: [], reason });
 
 /**
  * Asks the user's classifier about the text of the value (string leaves of JSON, joined). A score above
@@ -72,17 +73,17 @@ export function createModerationGuardrail(options: ModerationGuardrailOptions): 
             .finally(() => deadline.removeEventListener('abort', onAbort));
         });
       } catch {
-        return fault(deadline.aborted ? 'moderation classifier timed out' : 'moderation classifier failed');
+        return fault(deadline.aborted ? 'moderation.timeout' : 'moderation.failed');
       }
-      if (answer === null || typeof answer !== 'object') return fault('moderation classifier gave no score');
+      if (answer === null || typeof answer !== 'object') return fault('moderation.no-score');
       const { score, flagged, categories } = answer as { score?: unknown; flagged?: unknown; categories?: unknown };
       let trips: boolean;
       if (typeof score === 'number' && score >= 0 && score <= 1) trips = score > threshold;
       else if (typeof flagged === 'boolean' && score === undefined) trips = flagged;
-      else return fault('moderation classifier gave no score');
+      else return fault('moderation.no-score');
       if (!trips) return { action: 'allow', outcome: 'complete', detections: [] };
       const named = Array.isArray(categories) ? categories.filter((c): c is string => typeof c === 'string' && CATEGORY.test(c)).slice(0, 16).map((c) => `moderation.${c}`) : [];
-      return { action, outcome: 'complete', detections: named.length > 0 ? named : ['moderation.flagged'], reason: 'content flagged by moderation' };
+      return { action, outcome: 'complete', detections: named.length > 0 ? named : ['moderation.flagged'], reason: 'moderation.flagged' };
     },
   });
 }

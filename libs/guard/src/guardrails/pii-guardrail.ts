@@ -95,8 +95,8 @@ export function createPiiGuardrail(options: PiiGuardrailOptions = {}): Guardrail
       const masked = maskJson(value, frozenRules, found);
       if (found.size === 0) return { action: 'allow', outcome: 'complete', detections: [] };
       const detections = ORDER.filter((r) => found.has(r)).map((r) => `pii.${r}`);
-      if (action === 'mask') return { action: 'mask', outcome: 'complete', detections, payload: masked, reason: 'personal data masked' };
-      return { action, outcome: 'complete', detections, reason: 'personal data detected' };
+      if (action === 'mask') return { action: 'mask', outcome: 'complete', detections, payload: masked, reason: 'pii.masked' };
+      return { action, outcome: 'complete', detections, reason: 'pii.detected' };
     },
   });
 }

@@ -11,6 +11,7 @@ import { toDecisionEvent } from '../audit/to-decision-event.js';
 import { type AuditEvent } from '../audit/types.js';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
 import { scriptedModel, type ScriptedStep } from '../testing/scripted-model.js';
+import { GUARDRAIL_REASONS } from './reasons.js';
 import { type Guardrail, type GuardrailAction, type GuardrailPlacement } from './types.js';
 
 const ARGS = { orderId: 'q7z', amount: 4242, note: 'hunter-two-secret' };
@@ -59,10 +60,11 @@ function records(audit: AuditLogger, exported: readonly AuditEvent[]): string {
   return JSON.stringify([audit.events(), exported, siem]);
 }
 
-/** The tool results the model received in one prompt (its own tool call, which holds the arguments, excluded). */
+/** The outputs of the tool results the model received in one prompt (not the call's input, which it wrote). */
 function toolResults(prompt: string | undefined): string {
-  const messages = JSON.parse(prompt ?? '[]') as { role: string; content: unknown }[];
-  return JSON.stringify(messages.filter((m) => m.role === 'tool'));
+  const messages = JSON.parse(prompt ?? '[]') as { role: string; content: { type?: string; output?: unknown }[] | string }[];
+  const parts = messages.filter((m) => m.role === 'tool' && Array.isArray(m.content)).flatMap((m) => m.content as { type?: string; output?: unknown }[]);
+  return JSON.stringify(parts.filter((p) => p.type === 'tool-result').map((p) => p.output));
 }
 
 const toolCall: ScriptedStep = { toolCall: { toolName: 'issue-refund', toolCallId: 'call-1', args: ARGS } };
@@ -121,5 +123,32 @@ describe('a guardrail reason that carries the judged value', () => {
       expect(JSON.stringify([chunks, result.tripwire])).not.toContain(leaked);
       expect(records(audit, exported)).not.toContain(leaked);
     });
+  });
+});
+
+describe('a guardrail reason from the catalogue', () => {
+  it('shows its fixed sentence to the model and in the record, which names the code, the action and the guardrail', async () => {
+    const { agent, audit, model } = agentWith([toolCall, { text: 'done' }], leaky('tool-args', 'deny', () => 'limit.exceeded'));
+    await agent.generate('go', { requestContext: context() });
+    expect(audit.events().find((e) => e.boundary === 'guardrail')).toMatchObject({
+      code: 'GUARDRAIL.DENIED',
+      reason: GUARDRAIL_REASONS['limit.exceeded'],
+      policy: { name: 'leaky' },
+      detail: { guardrail: 'leaky', verdict: 'deny', reasonCode: 'limit.exceeded' },
+    });
+    expect(toolResults(model.prompts[1])).toContain(`refused: ${GUARDRAIL_REASONS['limit.exceeded']}`);
+  });
+
+  it('shows its fixed sentence in the caller\'s tripwire', async () => {
+    const { agent } = agentWith([{ text: 'ok' }], leaky('pre-prompt', 'deny', () => 'injection.detected'));
+    const result = await agent.generate(PROMPT, { requestContext: context() });
+    expect(result.tripwire).toMatchObject({ code: 'GUARDRAIL.DENIED', reason: GUARDRAIL_REASONS['injection.detected'] });
+  });
+
+  it('falls back to the action\'s sentence for a reason outside the catalogue, and says which code it used', async () => {
+    const { agent, audit } = agentWith([toolCall, { text: 'never asked' }], leaky('tool-args', 'halt', () => 'Limit.Exceeded'));
+    const result = await agent.generate('go', { requestContext: context() });
+    expect(result.tripwire).toMatchObject({ code: 'GUARDRAIL.HALTED', reason: GUARDRAIL_REASONS['guardrail.halted'] });
+    expect(audit.events().find((e) => e.boundary === 'guardrail')).toMatchObject({ reason: GUARDRAIL_REASONS['guardrail.halted'], detail: { reasonCode: 'guardrail.halted' } });
   });
 });

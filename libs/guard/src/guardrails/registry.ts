@@ -42,6 +42,6 @@ registerGuardrail('moderation', (options) => {
   return Object.freeze({
     name: 'moderation',
     placements: GUARDRAIL_PLACEMENTS,
-    check: () => ({ action: 'deny' as const, outcome: 'partial' as const, detections: ['moderation.no-classifier'], reason: 'moderation guardrail has no classifier' }),
+    check: () => ({ action: 'deny' as const, outcome: 'partial' as const, detections: ['moderation.no-classifier'], reason: 'moderation.no-classifier' }),
   });
 });

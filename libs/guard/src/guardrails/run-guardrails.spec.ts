@@ -15,7 +15,7 @@ function guardrail(name: string, verdict: GuardrailVerdict | (() => unknown), pl
   };
 }
 const allow: GuardrailVerdict = { action: 'allow', outcome: 'complete', detections: [] };
-const deny: GuardrailVerdict = { action: 'deny', outcome: 'complete', detections: ['rule.x'], reason: 'not allowed here' };
+const deny: GuardrailVerdict = { action: 'deny', outcome: 'complete', detections: ['rule.x'], reason: 'limit.exceeded' };
 
 describe('runGuardrails: ordering and placement', () => {
   it('keeps the detections of guardrails that all allowed on the allow (a record then names the bundle an allow was made under)', async () => {
@@ -27,9 +27,9 @@ describe('runGuardrails: ordering and placement', () => {
 
   it('runs in order and lets the first verdict that is not allow decide; later ones do not run', async () => {
     const calls: string[] = [];
-    const decision = await runGuardrails([guardrail('a', allow, undefined, calls), guardrail('b', deny, undefined, calls), guardrail('c', { ...deny, reason: 'c' }, undefined, calls)], input());
+    const decision = await runGuardrails([guardrail('a', allow, undefined, calls), guardrail('b', deny, undefined, calls), guardrail('c', { ...deny, reason: 'scope.denied' }, undefined, calls)], input());
     expect(calls).toEqual(['a', 'b']);
-    expect(decision).toMatchObject({ by: 'b', ran: ['a', 'b'], verdict: { action: 'deny', outcome: 'complete', reason: 'not allowed here', detections: ['rule.x'] } });
+    expect(decision).toMatchObject({ by: 'b', ran: ['a', 'b'], verdict: { action: 'deny', outcome: 'complete', reason: 'limit.exceeded', detections: ['rule.x'] } });
   });
 
   it('skips a guardrail that does not declare the placement', async () => {
@@ -72,7 +72,7 @@ describe('runGuardrails: each action', () => {
 describe('runGuardrails: faults fail closed', () => {
   it('turns a throwing guardrail into deny/partial without its message', async () => {
     const decision = await runGuardrails([guardrail('boom', () => { throw new Error('secret value 4111'); })], input());
-    expect(decision).toMatchObject({ by: 'boom', fault: 'threw', verdict: { action: 'deny', outcome: 'partial', reason: 'guardrail check failed' } });
+    expect(decision).toMatchObject({ by: 'boom', fault: 'threw', verdict: { action: 'deny', outcome: 'partial', reason: 'guardrail.fault' } });
     expect(JSON.stringify(decision)).not.toContain('secret value');
   });
 
@@ -107,16 +107,25 @@ describe('runGuardrails: faults fail closed', () => {
     expect(aborted).toBe(true);
   });
 
-  it('replaces a reason that quotes the judged value by a static one', async () => {
-    const decision = await runGuardrails([guardrail('leaky', { action: 'deny', outcome: 'complete', detections: [], reason: 'found jane@example.com in the request' })], input({ to: 'jane@example.com' }));
-    expect(decision.verdict.reason).toBe('deny by guardrail "leaky"');
+  it('drops a reason that is not a catalogue code, whatever it says', async () => {
+    for (const reason of ['found jane@example.com in the request', 'nothing to see', 'toString', '__proto__', '']) {
+      const decision = await runGuardrails([guardrail('leaky', { action: 'deny', outcome: 'complete', detections: [], reason })], input({ to: 'jane@example.com' }));
+      expect(decision).toMatchObject({ by: 'leaky', verdict: { action: 'deny', outcome: 'complete' } });
+      expect(decision.verdict).not.toHaveProperty('reason');
+      expect(decision.fault).toBeUndefined();
+    }
+  });
+
+  it('refuses a reason that is not a string as an invalid verdict', async () => {
+    const decision = await runGuardrails([guardrail('odd', () => ({ action: 'deny', outcome: 'complete', detections: [], reason: { code: 'limit.exceeded' } }))], input());
+    expect(decision).toMatchObject({ fault: 'invalid-verdict', verdict: { action: 'deny', outcome: 'partial', reason: 'guardrail.invalid-verdict' } });
   });
 });
 
 describe('validateVerdict', () => {
   it('accepts a complete verdict and freezes it', () => {
-    const v = validateVerdict({ action: 'observe', outcome: 'complete', detections: ['pii.email'], reason: 'seen' });
-    expect(v).toEqual({ action: 'observe', outcome: 'complete', detections: ['pii.email'], reason: 'seen' });
+    const v = validateVerdict({ action: 'observe', outcome: 'complete', detections: ['pii.email'], reason: 'pii.detected' });
+    expect(v).toEqual({ action: 'observe', outcome: 'complete', detections: ['pii.email'], reason: 'pii.detected' });
     expect(Object.isFrozen(v)).toBe(true);
   });
 });

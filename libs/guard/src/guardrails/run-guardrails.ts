@@ -1,4 +1,5 @@
 import { type JsonValue } from '@gatehouse/contracts';
+import { type GuardrailReasonCode, isGuardrailReasonCode } from './reasons.js';
 import { type Guardrail, type GuardrailAction, type GuardrailInput, type GuardrailOutcome, type GuardrailVerdict } from './types.js';
 
 /** Why a guardrail could not judge: it threw, answered with something that is not a verdict, or ran out of time. */
@@ -30,15 +31,14 @@ const OUTCOMES: ReadonlySet<string> = new Set<GuardrailOutcome>(['complete', 'pa
 const VERDICT_FIELDS: ReadonlySet<string> = new Set(['action', 'outcome', 'detections', 'reason', 'payload']);
 /** A detection is a name (`pii.email`), never matched text. */
 const DETECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
-const MAX_REASON = 500;
 const MAX_DETECTIONS = 64;
 const DEFAULT_TIMEOUT_MS = 5_000;
 
-/** Static reasons of the verdicts the runner makes itself. */
-export const GUARDRAIL_FAULT_REASON: Readonly<Record<GuardrailFault, string>> = Object.freeze({
-  threw: 'guardrail check failed',
-  'invalid-verdict': 'guardrail returned an invalid verdict',
-  timeout: 'guardrail check timed out',
+/** Reason codes of the verdicts the runner makes itself. */
+export const GUARDRAIL_FAULT_REASON: Readonly<Record<GuardrailFault, GuardrailReasonCode>> = Object.freeze({
+  threw: 'guardrail.fault',
+  'invalid-verdict': 'guardrail.invalid-verdict',
+  timeout: 'guardrail.timeout',
 });
 
 const ALLOW: GuardrailVerdict = Object.freeze({ action: 'allow', outcome: 'complete', detections: Object.freeze([]) });
@@ -79,22 +79,11 @@ export function freezeJson(value: JsonValue): JsonValue {
   return Object.freeze(out);
 }
 
-/** Every string leaf of a value at least 4 characters long (what a reason must not repeat). */
-function stringLeaves(value: JsonValue, out: string[] = []): string[] {
-  if (typeof value === 'string') {
-    if (value.length >= 4) out.push(value);
-  } else if (Array.isArray(value)) {
-    for (const item of value) stringLeaves(item, out);
-  } else if (value !== null && typeof value === 'object') {
-    for (const item of Object.values(value)) stringLeaves(item, out);
-  }
-  return out;
-}
-
 /**
  * Checks a guardrail's answer and returns a frozen copy of the known fields, or undefined when it is
- * not a valid verdict: unknown action or outcome, detections that are not names, a `mask`/`rewrite`
- * without a JSON payload, a payload on any other action, an `allow` that is only `partial`.
+ * not a valid verdict: unknown action or outcome, detections that are not names, a reason that is not
+ * a string, a `mask`/`rewrite` without a JSON payload, a payload on any other action, an `allow` that
+ * is only `partial`. A reason outside the catalogue is dropped, not refused: it is free text.
  */
 export function validateVerdict(raw: unknown): GuardrailVerdict | undefined {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
@@ -104,7 +93,7 @@ export function validateVerdict(raw: unknown): GuardrailVerdict | undefined {
   if (typeof action !== 'string' || !ACTIONS.has(action)) return undefined;
   if (typeof outcome !== 'string' || !OUTCOMES.has(outcome)) return undefined;
   if (!Array.isArray(detections) || detections.length > MAX_DETECTIONS || !detections.every((d) => typeof d === 'string' && DETECTION_NAME.test(d))) return undefined;
-  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON)) return undefined;
+  if (reason !== undefined && typeof reason !== 'string') return undefined;
   const needsPayload = action === 'mask' || action === 'rewrite';
   if (needsPayload ? payload === undefined || !isJsonValue(payload) : payload !== undefined) return undefined;
   // "It could not judge everything, but allow" is not a clean bill of health.
@@ -113,17 +102,9 @@ export function validateVerdict(raw: unknown): GuardrailVerdict | undefined {
     action: action as GuardrailAction,
     outcome: outcome as GuardrailOutcome,
     detections: Object.freeze([...(detections as string[])]),
-    ...(reason === undefined ? {} : { reason }),
+    ...(isGuardrailReasonCode(reason) ? { reason } : {}),
     ...(needsPayload ? { payload: freezeJson(payload as JsonValue) } : {}),
   });
-}
-
-/** A reason that repeats part of the judged value is replaced by a static one: reasons go to logs and audit. */
-function safeReason(verdict: GuardrailVerdict, name: string, value: JsonValue): GuardrailVerdict {
-  if (verdict.reason === undefined) return verdict;
-  const reason = verdict.reason;
-  if (!stringLeaves(value).some((leaf) => reason.includes(leaf))) return verdict;
-  return Object.freeze({ ...verdict, reason: `${verdict.action} by guardrail "${name}"` });
 }
 
 async function checkOne(guardrail: Guardrail, input: GuardrailInput, timeoutMs: number): Promise<{ verdict: GuardrailVerdict; fault?: GuardrailFault }> {
@@ -141,7 +122,7 @@ async function checkOne(guardrail: Guardrail, input: GuardrailInput, timeoutMs: 
     if (answer === 'timeout') return { verdict: faultVerdict('timeout'), fault: 'timeout' };
     const verdict = validateVerdict(answer);
     if (!verdict) return { verdict: faultVerdict('invalid-verdict'), fault: 'invalid-verdict' };
-    return { verdict: safeReason(verdict, guardrail.name, input.value) };
+    return { verdict };
   } catch {
     // The error's message may quote the value: it is dropped, only the fault is kept.
     return { verdict: faultVerdict('threw'), fault: 'threw' };

@@ -28,29 +28,32 @@ async function check(value: JsonValue, inputSchema?: Record<string, JsonValue>, 
   return createSchemaGuardrail(draft === undefined ? {} : { draft }).check(toolArgs(value, inputSchema));
 }
 
+/** `keyword at "pointer"` of each failure, from the local API (the verdict names keywords only). */
+async function failures(value: JsonValue, schema: JsonValue, options: Parameters<typeof validateAgainstSchema>[2] = {}): Promise<string[]> {
+  const validation = await validateAgainstSchema(schema, value, options);
+  return !validation.ok && validation.code === 'SCHEMA.INVALID_ARGUMENTS' ? validation.failures.map((f) => `${f.keyword} at ${JSON.stringify(f.pointer)}`) : [];
+}
+
 describe('createSchemaGuardrail', () => {
   it('allows arguments that match the tool schema', async () => {
     expect(await check({ query: 'gatehouse', limit: 10 }, searchSchema)).toEqual({ action: 'allow', outcome: 'complete', detections: [] });
   });
 
-  it('denies with every failing keyword and its JSON Pointer in one reason, without the values', async () => {
-    const verdict = await check({ limit: 500, filters: ['ok', 7], secret: 'hunter2' }, searchSchema);
+  it('denies naming every failing keyword, with the catalogue reason and no pointer or value', async () => {
+    const args = { limit: 500, filters: ['ok', 7], secret: 'hunter2' };
+    const verdict = await check(args, searchSchema);
     expect(verdict.action).toBe('deny');
     expect(verdict.outcome).toBe('complete');
-    expect(verdict.reason).toContain('required at ""');
-    expect(verdict.reason).toContain('maximum at "/limit"');
-    expect(verdict.reason).toContain('type at "/filters/1"');
-    expect(verdict.reason).toContain('additionalProperties at ""');
-    expect(verdict.reason).not.toContain('500');
-    expect(verdict.reason).not.toContain('hunter2');
+    expect(verdict.reason).toBe('schema.invalid');
+    // Pointers are built from the arguments' keys: they stay with the local API.
+    expect(JSON.stringify(verdict)).not.toMatch(/limit|filters|secret|500|hunter2/);
+    expect(await failures(args, searchSchema)).toEqual(expect.arrayContaining(['required at ""', 'maximum at "/limit"', 'type at "/filters/1"', 'additionalProperties at ""']));
     expect(verdict.detections).toEqual(expect.arrayContaining(['schema.required', 'schema.maximum', 'schema.type', 'schema.additionalProperties']));
     expect(new Set(verdict.detections).size).toBe(verdict.detections.length);
   });
 
   it('writes pointers in RFC 6901 form, escaping "~" and "/" in property names', async () => {
-    const verdict = await check({ 'a/b': 1, 'c~d e': 1 }, { additionalProperties: { type: 'string' } });
-    expect(verdict.reason).toContain('type at "/a~1b"');
-    expect(verdict.reason).toContain('type at "/c~0d e"');
+    expect(await failures({ 'a/b': 1, 'c~d e': 1 }, { additionalProperties: { type: 'string' } })).toEqual(expect.arrayContaining(['type at "/a~1b"', 'type at "/c~0d e"']));
   });
 
   it('never treats an inherited property as present for required', async () => {
@@ -73,8 +76,9 @@ describe('createSchemaGuardrail', () => {
   it('validates a prototype key named in properties against its own schema', async () => {
     const schema = { properties: { __proto__: { type: 'string' }, constructor: { type: 'string' } } };
     const parsed = JSON.parse('{"properties":{"__proto__":{"type":"string"},"constructor":{"type":"string"}}}') as Record<string, JsonValue>;
-    expect((await check(JSON.parse('{"__proto__": 12}') as JsonValue, parsed)).reason).toContain('type at "/__proto__"');
-    expect((await check(JSON.parse('{"constructor": 12}') as JsonValue, schema)).reason).toContain('type at "/constructor"');
+    expect(await check(JSON.parse('{"__proto__": 12}') as JsonValue, parsed)).toMatchObject({ action: 'deny', detections: expect.arrayContaining(['schema.type']) });
+    expect(await failures(JSON.parse('{"__proto__": 12}') as JsonValue, parsed)).toContain('type at "/__proto__"');
+    expect(await failures(JSON.parse('{"constructor": 12}') as JsonValue, schema)).toContain('type at "/constructor"');
     expect((await check({}, schema)).action).toBe('allow');
   });
 
@@ -143,7 +147,7 @@ describe('createSchemaGuardrail', () => {
     expect((await call({ children: [{ children: [] }] })).action).toBe('allow');
     const denied = await call({ children: [{ daat: 1 }] });
     expect(denied).toMatchObject({ action: 'deny', outcome: 'complete' });
-    expect(denied.reason).toContain('unevaluatedProperties at "/children/0"');
+    expect(await failures({ children: [{ daat: 1 }] }, strictTree, { remotes })).toContain('unevaluatedProperties at "/children/0"');
   });
 
   it('reads $anchor, $id and draft 4 id inside enum and const values as data, not identifiers', async () => {
@@ -174,9 +178,8 @@ describe('createSchemaGuardrail', () => {
   it('asserts format', async () => {
     const schema = { properties: { to: { type: 'string', format: 'email' }, at: { type: 'string', format: 'date-time' } } };
     expect((await check({ to: 'ops@example.com', at: '2026-01-02T03:04:05Z' }, schema)).action).toBe('allow');
-    const verdict = await check({ to: 'not an address', at: 'yesterday' }, schema);
-    expect(verdict.reason).toContain('format at "/to"');
-    expect(verdict.reason).toContain('format at "/at"');
+    expect(await check({ to: 'not an address', at: 'yesterday' }, schema)).toMatchObject({ action: 'deny', detections: expect.arrayContaining(['schema.format']) });
+    expect(await failures({ to: 'not an address', at: 'yesterday' }, schema)).toEqual(expect.arrayContaining(['format at "/to"', 'format at "/at"']));
   });
 
   it('does not modify the tool schema it validates against', async () => {

@@ -13,6 +13,7 @@ import {
   prepareJsonSchema,
   validateInstance,
 } from './json-schema/index.js';
+import { type GuardrailReasonCode } from './reasons.js';
 import type { Guardrail, GuardrailInput, GuardrailVerdict } from './types.js';
 
 /** The JSON Schema drafts the adapter understands. */
@@ -44,9 +45,6 @@ export type SchemaValidation =
   | { readonly ok: true }
   | { readonly ok: false; readonly code: 'SCHEMA.INVALID_ARGUMENTS'; readonly failures: readonly SchemaFailure[] }
   | { readonly ok: false; readonly code: 'SCHEMA.UNUSABLE'; readonly reason: string };
-
-// A reason names at most this many failures; the detections still name every failing keyword.
-const MAX_LISTED_FAILURES = 50;
 
 /** A schema made ready to validate against, or why it cannot be used. */
 export type PreparedSchema =
@@ -128,35 +126,36 @@ export function createSchemaGuardrail(options: SchemaGuardrailOptions = {}): Gua
     placements: ['tool-args'],
     check(input: GuardrailInput): GuardrailVerdict {
       if (input.placement !== 'tool-args') {
-        return partialDeny('the schema guardrail judges tool arguments only');
+        return partialDeny('schema.wrong-placement');
       }
       const schema = input.tool?.inputSchema;
       if (schema === undefined) {
         return options.onMissingSchema === 'allow'
           ? { action: 'allow', outcome: 'complete', detections: [] }
-          : partialDeny('the tool has no input schema to validate its arguments against');
+          : partialDeny('schema.missing');
       }
       return verdictOf(validatePrepared(prepare(schema), input.value));
     },
   };
 }
 
-/** Turns a validation into a verdict: reasons name pointers and keywords, never values. */
+/**
+ * Turns a validation into a verdict: detections name the failing keywords, the reason is a catalogue
+ * code. Pointers stay out of the verdict: they are built from the arguments' own keys, which are
+ * content (`validateAgainstSchema` gives them to a caller that wants them locally).
+ */
 export function verdictOf(validation: SchemaValidation): GuardrailVerdict {
   if (validation.ok) return { action: 'allow', outcome: 'complete', detections: [] };
   switch (validation.code) {
     case 'SCHEMA.UNUSABLE':
-      return partialDeny(validation.reason);
-    case 'SCHEMA.INVALID_ARGUMENTS': {
-      const listed = validation.failures.slice(0, MAX_LISTED_FAILURES).map((f) => `${f.keyword} at ${JSON.stringify(f.pointer)}`);
-      const more = validation.failures.length - listed.length;
+      return partialDeny('schema.unusable');
+    case 'SCHEMA.INVALID_ARGUMENTS':
       return {
         action: 'deny',
         outcome: 'complete',
         detections: [...new Set(validation.failures.map((f) => `schema.${f.keyword}`))],
-        reason: `tool arguments do not match the input schema: ${listed.join('; ')}${more > 0 ? `; and ${more} more` : ''}`,
+        reason: 'schema.invalid',
       };
-    }
     default: {
       const exhaustive: never = validation;
       return exhaustive;
@@ -173,6 +172,6 @@ function unusable(reason: string): { readonly ok: false; readonly code: 'SCHEMA.
   return { ok: false, code: 'SCHEMA.UNUSABLE', reason };
 }
 
-function partialDeny(reason: string): GuardrailVerdict {
+function partialDeny(reason: GuardrailReasonCode): GuardrailVerdict {
   return { action: 'deny', outcome: 'partial', detections: ['schema.unusable'], reason };
 }

@@ -1,4 +1,5 @@
 import { type JsonValue } from '@gatehouse/contracts';
+import { type GuardrailReasonCode } from './reasons.js';
 
 /**
  * Where a guardrail runs. `pre-prompt`: the caller's input before the model sees it;
@@ -28,8 +29,12 @@ export interface GuardrailVerdict {
   readonly outcome: GuardrailOutcome;
   /** Names of what was detected (`pii.email`, `schema.required`), never the detected text. */
   readonly detections: readonly string[];
-  /** A static reason, safe for logs and audit records (no input content). */
-  readonly reason?: string;
+  /**
+   * A code of the reason catalogue (`GUARDRAIL_REASONS`: `limit.exceeded`, `pii.detected`, ...).
+   * Records, refusals and tripwires show only the code's fixed sentence. Any other string is
+   * accepted and dropped: the record then shows the action's sentence (`refused by a guardrail`).
+   */
+  readonly reason?: GuardrailReasonCode | (string & Record<never, never>);
   /** The replacement value for `mask` and `rewrite`. */
   readonly payload?: JsonValue;
 }
