@@ -25,6 +25,25 @@ describe('createPiiGuardrail', () => {
     expect(luhnValid('4111111111111111')).toBe(true);
   });
 
+  it.each([
+    ['a card number followed by its CVV', '4111 1111 1111 1111 123', '[CARD] 123'],
+    ['a card number followed by its expiry', '4111111111111111 12/27', '[CARD] 12/27'],
+    ['a dashed card number, its expiry and CVV', '4111-1111-1111-1111 exp 12/27 cvv 123', '[CARD] exp 12/27 cvv 123'],
+    ['a card number after a quantity', '2 4111 1111 1111 1111', '2 [CARD]'],
+    ['a card number after an item number', 'item 42 4111111111111111', 'item 42 [CARD]'],
+    ['a card number after a quantity and a comma', 'qty 3, 5500 0000 0000 0004', 'qty 3, [CARD]'],
+    ['an E.164 number after a short number', 'call 2 +1 415 555 2671', 'call 2 [PHONE]'],
+    ['a North-American number after a room number', 'room 12 (415) 555-2671', 'room 12 [PHONE]'],
+  ])('masks %s, leaving the number beside it', async (_label, text, masked) => {
+    expect(await createPiiGuardrail().check(input(text))).toMatchObject({ action: 'mask', payload: masked });
+  });
+
+  it('finds what piiSecrets finds, with the same detectors', async () => {
+    // One implementation: an issuer range and North-American numbers count here as there.
+    expect((await createPiiGuardrail().check(input('order 1000 0000 0000 0000 9 shipped'))).action).toBe('allow');
+    expect(await createPiiGuardrail().check(input('call (212) 555-0123'))).toMatchObject({ payload: 'call [PHONE]' });
+  });
+
   it('masks string leaves of JSON and only the rules asked for', async () => {
     const verdict = await createPiiGuardrail({ rules: ['email'] }).check(input({ to: ['a@b.io'], note: 'ip 1.2.3.4' }, 'tool-args'));
     expect(verdict).toMatchObject({ action: 'mask', detections: ['pii.email'], payload: { to: ['[EMAIL]'], note: 'ip 1.2.3.4' } });

@@ -1,4 +1,6 @@
 import { type JsonValue } from '@gatehouse/contracts';
+import { scanCards, scanEmails, scanIpv4s, scanPhones } from '../policy-engine/policies/detectors/pii-detection.js';
+import { findAll, type Scanner } from '../policy-engine/policies/detectors/scan.js';
 import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
 
 /** What the PII guardrail finds. */
@@ -16,48 +18,35 @@ export interface PiiGuardrailOptions {
   readonly placements?: readonly GuardrailPlacement[];
 }
 
-const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
-interface Detector {
-  readonly pattern: RegExp;
-  readonly token: string;
-  readonly accept?: (match: string) => boolean;
-}
-const DETECTORS: Record<PiiRule, Detector> = {
-  email: { pattern: /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g, token: '[EMAIL]' },
-  // E.164: a plus, a non-zero country digit, at most 15 digits in all.
-  phone: { pattern: /(?<![\w+])\+[1-9]\d{6,14}(?!\d)/g, token: '[PHONE]' },
-  'credit-card': { pattern: /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])/g, token: '[CARD]', accept: (m) => luhnValid(m.replace(/[ -]/g, '')) },
-  ipv4: { pattern: new RegExp(`(?<![\\d.])${OCTET}(?:\\.${OCTET}){3}(?!\\.?\\d)`, 'g'), token: '[IPV4]' },
+// The same detection as `piiSecrets` (one implementation, in policy-engine/policies/detectors):
+// the guardrail masks every match the shared scanners report.
+const DETECTORS: Record<PiiRule, { readonly scan: Scanner; readonly token: string }> = {
+  email: { scan: scanEmails, token: '[EMAIL]' },
+  phone: { scan: scanPhones, token: '[PHONE]' },
+  'credit-card': { scan: scanCards, token: '[CARD]' },
+  ipv4: { scan: scanIpv4s, token: '[IPV4]' },
 };
 // Cards before phones and addresses: a card's digits never get half-masked by another rule.
 const ORDER: readonly PiiRule[] = ['email', 'credit-card', 'phone', 'ipv4'];
 const ACTIONS: ReadonlySet<string> = new Set(['mask', 'observe', 'deny', 'approve', 'halt']);
 
-/** The Luhn checksum over a string of digits (13 to 19 of them for a card). */
-export function luhnValid(digits: string): boolean {
-  if (!/^\d{13,19}$/.test(digits)) return false;
-  let sum = 0;
-  for (let i = 0; i < digits.length; i += 1) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
+export { luhnValid } from '../policy-engine/policies/detectors/pii-detection.js';
 
 function maskText(text: string, rules: readonly PiiRule[], found: Set<PiiRule>): string {
   let out = text;
   for (const rule of ORDER) {
     if (!rules.includes(rule)) continue;
-    const { pattern, token, accept } = DETECTORS[rule];
-    out = out.replace(pattern, (match) => {
-      if (accept && !accept(match)) return match;
-      found.add(rule);
-      return token;
-    });
+    const { scan, token } = DETECTORS[rule];
+    const matches = findAll(scan, out);
+    if (matches.length === 0) continue;
+    found.add(rule);
+    let masked = '';
+    let from = 0;
+    for (const { start, end } of matches) {
+      masked += out.slice(from, start) + token;
+      from = end;
+    }
+    out = masked + out.slice(from);
   }
   return out;
 }
@@ -74,8 +63,8 @@ function maskJson(value: JsonValue, rules: readonly PiiRule[], found: Set<PiiRul
 }
 
 /**
- * Finds emails, E.164 phone numbers, Luhn-valid card numbers and IPv4 addresses in text or in the
- * string leaves of JSON (object keys are not inspected). Masks by default: the payload is the value
+ * Finds emails, phone numbers (E.164 and North-American), card numbers (Luhn-valid, in an issuer's
+ * range) and IPv4 addresses in text or in the string leaves of JSON (object keys are not inspected). Masks by default: the payload is the value
  * with each match replaced by `[EMAIL]`, `[PHONE]`, `[CARD]` or `[IPV4]`. Detections are `pii.<rule>`.
  */
 export function createPiiGuardrail(options: PiiGuardrailOptions = {}): Guardrail {

@@ -69,6 +69,8 @@ describe('piiSecrets', () => {
       ['a Mastercard 2-series number', '2221000000000009'],
       ['a number followed by its expiry date', '4111 1111 1111 1111 12/27 cvv 123'],
       ['full-width digits', 'card ４１１１１１１１１１１１１１１１'],
+      // A card and its four-digit Amex CID or MMYY expiry: no different from a card and a CVV.
+      ['a number followed by another four-digit group', '4111 1111 1111 1111 2222'],
     ])('detects %s', async (_label, text) => expect(await fires('creditCard', text)).toBe(true));
     it.each([
       ['a 16-digit number that fails the Luhn check', '4111111111111112'],
@@ -77,8 +79,30 @@ describe('piiSecrets', () => {
       ['the digits of a decimal fraction', 'pi is 0.4111111111111111'],
       ['a 22-digit id', '4111111111111111111111'],
       ['a UUID', '550e8400-e29b-41d4-a716-446655440000'],
-      ['a longer run of digit groups', '4111 1111 1111 1111 2222'],
+      ['a run of small numbers with a Luhn-valid stretch', 'scores 36 18 33 60 41 32 53 55 5 60 13'],
+      ['a run of ISO dates', 'on 2024-03-15 2024-03-16 2024-03-17 and later'],
     ])('ignores %s', async (_label, text) => expect(await fires('creditCard', text)).toBe(false));
+  });
+
+  // Issue 16, item 5: a number beside a card or a phone number in the same run once hid it.
+  describe('numbers beside other numbers', () => {
+    it.each([
+      ['denies a card number followed by its CVV', 'creditCard', '4111 1111 1111 1111 123'],
+      ['denies a card number followed by its expiry', 'creditCard', '4111111111111111 12/27'],
+      ['denies a dashed card number, its expiry and CVV', 'creditCard', '4111-1111-1111-1111 exp 12/27 cvv 123'],
+      ['denies a card number after a quantity', 'creditCard', '2 4111 1111 1111 1111'],
+      ['denies a card number after an item number', 'creditCard', 'item 42 4111111111111111'],
+      ['denies a card number after a quantity and a comma', 'creditCard', 'qty 3, 5500 0000 0000 0004'],
+      ['denies an E.164 number after a short number', 'phone', 'call 2 +1 415 555 2671'],
+      ['denies a North-American number after a room number', 'phone', 'room 12 (415) 555-2671'],
+    ] as const)('%s', async (_label, id, text) => {
+      expect(await judge(piiSecrets({ detectors: [id] }), text)).toEqual({ allowed: false, detections: [id] });
+    });
+
+    it('still ignores a card-like stretch inside a run written unlike a card', async () => {
+      // The run holds a Luhn-valid stretch of 13-19 digits starting with 3, in groups of two.
+      expect(await fires('creditCard', 'scores 36 18 33 60 41 32 53 55 5 60 13')).toBe(false);
+    });
   });
 
   describe('awsAccessKey', () => {

@@ -11,6 +11,10 @@ import {
   readPhases,
   statelessCopy,
 } from './validation.js';
+import { highEntropyScanner, MAX_ENTROPY_TOKEN_LENGTH } from './detectors/entropy.js';
+import { scanCards, scanEmails, scanPhones, scanSsns } from './detectors/pii-detection.js';
+import { findsAny, type Scanner } from './detectors/scan.js';
+import { scanAwsAccessKeys, scanJwts, scanPrivateKeys, scanSecretAssignments } from './detectors/secret-detection.js';
 
 /** Stable identifiers of the `piiSecrets` detectors; each is also the detection it reports. */
 export const PII_SECRETS_DETECTOR_IDS = Object.freeze([
@@ -61,7 +65,6 @@ const KNOWN_OPTIONS = [
 const DEFAULT_HOLD_BACK_CHARS = 64;
 const DEFAULT_ENTROPY_THRESHOLD = 4;
 const DEFAULT_MIN_ENTROPY_TOKEN_LENGTH = 24;
-const MAX_ENTROPY_TOKEN_LENGTH = 4096;
 const ALLOWED: PolicyDecision = Object.freeze({ allowed: true });
 // Anchored whole-string test: V8 runs it about three times as fast as a search for one
 // non-ASCII character.
@@ -69,99 +72,19 @@ const ASCII_ONLY = /^[^\u0080-\uffff]*$/;
 
 interface Detector {
   readonly id: PiiSecretsDetectorId;
-  /** Global, scanned with `exec` from `lastIndex` 0; shared by evaluators, safe because scans are synchronous. */
-  readonly pattern: RegExp;
-  /** A substring every match contains: a cheap `includes` skips the regex scan for most texts. */
-  readonly prefilter?: string;
-  /** Capture group holding the value the allowlist is checked against; the whole match by default. */
-  readonly valueGroup?: number;
-  /** A second opinion on a candidate the pattern cannot give (checksums, entropy, placeholders). */
-  readonly accept?: (value: string) => boolean;
+  readonly scan: Scanner;
 }
 
-// Every quantifier below is bounded or over a single character class followed by nothing
-// ambiguous, and every pattern that could start mid-token opens with a lookbehind (or consumes
-// the separator before the token), so a scan is linear in the text whatever it contains.
-
-const EMAIL: Detector = {
-  id: 'email',
-  pattern:
-    /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z])/g,
-  prefilter: '@',
-};
-
-// Dashed or spaced only: a bare nine-digit run is far more often an id or an amount than an SSN.
-const SSN: Detector = {
-  id: 'ssn',
-  pattern: /(?<![\w-])(?!000|666|9\d\d)\d{3}([- ])(?!00)\d{2}\1(?!0000)\d{4}(?![\w-])/g,
-};
-
-// E.164 (`+` and 8-15 digits, single separators allowed) or North-American with a separator
-// or parentheses. Neither may sit inside a longer digit run, so grouped card numbers and ids
-// are left to the card detector.
-const PHONE: Detector = {
-  id: 'phone',
-  pattern:
-    /(?<![\w+]|\d[ .-])(?:\+[1-9](?:[ .-]?\d){7,14}|(?:\+?1[ .-]?)?(?:\([2-9]\d{2}\)[ .-]?|[2-9]\d{2}[ .-])[2-9]\d{2}[ .-]\d{4})(?!\w|[ .-]\d)/g,
-};
-
-const CARD_SEPARATORS = /[ -]/g;
-
-// 13-19 digits, single spaces or dashes between them, Luhn-valid, in a major network's
-// issuer range (see `issuerPlausible`). The lazy count stops at the first length not followed
-// by more digits, or followed by an expiry date (`4111 1111 1111 1111 12/27`), which a greedy
-// count would swallow.
-const CREDIT_CARD: Detector = {
-  id: 'creditCard',
-  pattern: /(?<![\w.+-]|\d )[2-6](?:[ -]?\d){12,18}?(?=[ -]\d{1,2}\/\d|(?!\w|[.,]\d|[ -]\d))/g,
-  accept: (value) => {
-    const digits = value.replace(CARD_SEPARATORS, '');
-    return issuerPlausible(digits) && luhnValid(digits);
-  },
-};
-
-const AWS_ACCESS_KEY: Detector = {
-  id: 'awsAccessKey',
-  pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
-};
-
-const PRIVATE_KEY: Detector = {
-  id: 'privateKey',
-  pattern: /-----BEGIN (?:(?:RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----/g,
-  prefilter: '-----BEGIN ',
-};
-
-// An unsigned token (`alg: none`) has an empty third segment and is still a credential.
-const JWT: Detector = {
-  id: 'jwt',
-  pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{1,8192}\.eyJ[A-Za-z0-9_-]{1,8192}\.[A-Za-z0-9_-]{0,8192}/g,
-  prefilter: 'eyJ',
-};
-
-// A secret-named key (anywhere in an identifier, so `DB_PASSWORD`, `githubToken` and
-// `client_secret` all count; plurals such as `max_tokens` do not), an assignment operator
-// (`=`, `:`, `:=`, `=>`, optionally after a closing quote) and a value of at least six
-// characters, quoted or not. Group 1 is the value.
-const SECRET_KEY = String.raw`(?:api[_-]?key|secret|passw(?:or)?d|passphrase|token|access[_-]?key(?:[_-]?id)?|private[_-]?key|credentials?)`;
-const SECRET_KEY_SUFFIX = String.raw`(?:[_.-]?(?:(?:access[_.-]?)?key(?:[_.-]?id)?|secret))?`;
-const ASSIGNMENT = String.raw`["'\x60]?[ \t]{0,3}(?::=|=>|[:=])[ \t]{0,3}["'\x60]?`;
-const SECRET_VALUE = String.raw`([^\s"'\x60,;]{6,256})`;
-const SECRET_ASSIGNMENT: Detector = {
-  id: 'secretAssignment',
-  pattern: new RegExp(SECRET_KEY + SECRET_KEY_SUFFIX + ASSIGNMENT + SECRET_VALUE, 'gi'),
-  valueGroup: 1,
-  accept: (value) => !looksLikePlaceholder(value),
-};
-
-const FIXED_DETECTORS: Readonly<Record<Exclude<PiiSecretsDetectorId, 'highEntropy'>, Detector>> = {
-  email: EMAIL,
-  ssn: SSN,
-  phone: PHONE,
-  creditCard: CREDIT_CARD,
-  awsAccessKey: AWS_ACCESS_KEY,
-  privateKey: PRIVATE_KEY,
-  jwt: JWT,
-  secretAssignment: SECRET_ASSIGNMENT,
+// The scanners live in ./detectors, shared with the PII guardrail (which masks what they find).
+const FIXED_SCANNERS: Readonly<Record<Exclude<PiiSecretsDetectorId, 'highEntropy'>, Scanner>> = {
+  email: scanEmails,
+  ssn: scanSsns,
+  phone: scanPhones,
+  creditCard: scanCards,
+  awsAccessKey: scanAwsAccessKeys,
+  privateKey: scanPrivateKeys,
+  jwt: scanJwts,
+  secretAssignment: scanSecretAssignments,
 };
 
 /** Denies text containing PII or credentials; detections are the ids of the detectors that fired. */
@@ -191,7 +114,10 @@ export function piiSecrets(options?: PiiSecretsOptions): PolicyEvaluator {
   );
 
   const detectors: readonly Detector[] = Object.freeze(
-    detectorIds.map((id) => (id === 'highEntropy' ? highEntropyDetector(minLength, threshold) : FIXED_DETECTORS[id])),
+    detectorIds.map((id) => ({
+      id,
+      scan: id === 'highEntropy' ? highEntropyScanner(minLength, threshold) : FIXED_SCANNERS[id],
+    })),
   );
 
   const evaluate = (text: string): PolicyDecision => {
@@ -211,24 +137,14 @@ export function piiSecrets(options?: PiiSecretsOptions): PolicyEvaluator {
   return Object.freeze({ name, phases, channels, holdBackChars, evaluate });
 }
 
-function finds(detector: Detector, text: string, isAllowlisted: (value: string) => boolean): boolean {
-  if (detector.prefilter !== undefined && !text.includes(detector.prefilter)) return false;
-  const { pattern, valueGroup, accept } = detector;
-  pattern.lastIndex = 0;
-  let found = false;
-  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    const value = (valueGroup === undefined ? undefined : match[valueGroup]) ?? match[0];
-    if ((accept === undefined || accept(value)) && !isAllowlisted(value)) {
-      found = true;
-      break;
-    }
-  }
-  pattern.lastIndex = 0;
-  return found;
+function finds(detector: Detector, text: string, isAllowlisted: ((value: string) => boolean) | undefined): boolean {
+  if (isAllowlisted === undefined) return findsAny(detector.scan, text);
+  return findsAny(detector.scan, text, (start, end) => !isAllowlisted(text.slice(start, end)));
 }
 
-function compileAllowlist(value: unknown): (candidate: string) => boolean {
-  if (value === undefined) return () => false;
+/** The allowlist test, or undefined when nothing is exempt (the common case: no slicing per match). */
+function compileAllowlist(value: unknown): ((candidate: string) => boolean) | undefined {
+  if (value === undefined) return undefined;
   if (!Array.isArray(value)) throw new TypeError(`${WHERE}: allowlist must be an array, got ${describeType(value)}`);
   const exact = new Set<string>();
   const patterns: RegExp[] = [];
@@ -247,7 +163,7 @@ function compileAllowlist(value: unknown): (candidate: string) => boolean {
       throw new TypeError(`${WHERE}: allowlist[${i}] must be a string or a RegExp, got ${describeType(entry)}`);
     }
   }
-  if (exact.size === 0 && patterns.length === 0) return () => false;
+  if (exact.size === 0 && patterns.length === 0) return undefined;
   return (candidate) => exact.has(candidate) || patterns.some((re) => re.test(candidate));
 }
 
@@ -261,112 +177,3 @@ function readEntropyThreshold(value: unknown): number {
   return value;
 }
 
-function highEntropyDetector(minLength: number, threshold: number): Detector {
-  return {
-    id: 'highEntropy',
-    // `=` only as trailing base64 padding: inside a run it is the `key=value` of a log line.
-    // The run start is found by consuming the character before it (group 1 is the token):
-    // V8 scans that form markedly faster than a leading lookbehind.
-    pattern: new RegExp(`(?:^|[^A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{${minLength},${MAX_ENTROPY_TOKEN_LENGTH}}={0,2})`, 'g'),
-    valueGroup: 1,
-    accept: (token) => HAS_DIGIT.test(token) && HAS_LETTER.test(token) && !wordy(token) && entropy(token) >= threshold,
-  };
-}
-
-const HAS_DIGIT = /\d/;
-const HAS_LETTER = /[A-Za-z]/;
-
-// Slugs, paths and snake_case names (`/var/log/app-2024-01-15`, `the-quick-brown-fox-1`) can
-// reach 4 bits per character; every segment being a plain word or number gives them away,
-// where a random key mixes letter case and digits within a segment. A loop, not a RegExp:
-// the obvious pattern has overlapping alternatives that backtrack exponentially.
-function wordy(token: string): boolean {
-  let start = 0;
-  for (let i = 0; i <= token.length; i++) {
-    if (i === token.length || isTokenSeparator(token.charCodeAt(i))) {
-      if (i > start && !plainSegment(token, start, i)) return false;
-      start = i + 1;
-    }
-  }
-  return true;
-}
-
-function isTokenSeparator(code: number): boolean {
-  return code === 45 || code === 95 || code === 47 || code === 43 || code === 61; // - _ / + =
-}
-
-/** All digits, all lower case, all upper case, or one capital followed by lower case. */
-function plainSegment(token: string, start: number, end: number): boolean {
-  let lower = 0;
-  let upper = 0;
-  let digits = 0;
-  let innerCapital = false;
-  for (let i = start; i < end; i++) {
-    const code = token.charCodeAt(i);
-    if (code >= 97 && code <= 122) lower++;
-    else if (code >= 65 && code <= 90) {
-      upper++;
-      if (i > start) innerCapital = true;
-    } else digits++;
-  }
-  if (digits > 0) return lower === 0 && upper === 0;
-  return lower === 0 || upper === 0 || !innerCapital;
-}
-
-// Scratch counts for `entropy`: reset by the same loop that reads them, so no state outlives a call.
-const COUNTS = new Uint32Array(128);
-
-/** Shannon entropy of `token` (ASCII only) in bits per character. */
-function entropy(token: string): number {
-  const n = token.length;
-  for (let i = 0; i < n; i++) COUNTS[token.charCodeAt(i) & 127]! += 1;
-  let sum = 0;
-  for (let i = 0; i < n; i++) {
-    const code = token.charCodeAt(i) & 127;
-    const count = COUNTS[code]!;
-    if (count > 0) {
-      sum += count * Math.log2(count);
-      COUNTS[code] = 0;
-    }
-  }
-  return Math.log2(n) - sum / n;
-}
-
-// Amex, Diners and JCB start with 3, Visa with 4, Mastercard and Maestro with 5 or 2221-2720,
-// Discover and UnionPay with 6. Leaving out 1 and the rest of 2 keeps millisecond timestamps
-// (`1718000000121`) and runs of years (`2023 2024 2025 2026`) from passing on a lucky checksum.
-function issuerPlausible(digits: string): boolean {
-  const first = digits.charCodeAt(0) - 48;
-  if (first >= 3 && first <= 6) return true;
-  const prefix = Number(digits.slice(0, 4));
-  return prefix >= 2221 && prefix <= 2720;
-}
-
-/** Luhn checksum over a string of ASCII digits. */
-function luhnValid(digits: string): boolean {
-  let sum = 0;
-  let double = false;
-  for (let i = digits.length - 1; i >= 0; i--) {
-    const digit = digits.charCodeAt(i) - 48;
-    if (double) sum += digit > 4 ? digit * 2 - 9 : digit * 2;
-    else sum += digit;
-    double = !double;
-  }
-  return sum % 10 === 0;
-}
-
-const REFERENCE_VALUE = /^(?:\$\{|\$\(|\$[A-Z_][A-Z0-9_]*$|\{\{|<|%[({]|(?:process\.env|os\.environ|os\.getenv)\b)/;
-const CODE_VALUE = /^[A-Za-z_$][\w$]*(?:(?:\.[A-Za-z_$][\w$]*)+(?:[([]|$)|[([])/;
-const MASKED_VALUE = /^(?:\*+|x+|•+|\.+)$/i;
-const TYPE_WORDS = new Set(['string', 'number', 'boolean', 'undefined', 'null', 'none', 'object', 'unknown', 'optional', 'required']);
-
-// A value that names where the secret comes from (`${API_KEY}`, `process.env.TOKEN`,
-// `getToken()`), a type annotation (`password: string`) or a mask (`********`) holds no secret.
-function looksLikePlaceholder(value: string): boolean {
-  return (
-    REFERENCE_VALUE.test(value) ||
-    CODE_VALUE.test(value) ||
-    MASKED_VALUE.test(value) ||
-    TYPE_WORDS.has(value.toLowerCase())
-  );
-}
