@@ -163,6 +163,8 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     ...(config.audit ? { audit: config.audit } : {}),
     resource,
     ...(config.evaluationTimeoutMs === undefined ? {} : { evaluationTimeoutMs: config.evaluationTimeoutMs }),
+    // The operator's instructions are configuration; system text an input processor adds is judged.
+    trustedInstructions: config.instructions,
   });
   if ((config.policies ?? []).length > 0 && !engine.covers('input', 'answer') && !engine.covers('output', 'answer') && !engine.covers('output', 'reasoning')) {
     // Structured output is refused, so a policy set that only reads `object` would never run.

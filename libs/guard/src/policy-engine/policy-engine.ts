@@ -1,3 +1,4 @@
+import { type AgentConfig } from '@mastra/core/agent';
 import {
   type ProcessInputArgs,
   type ProcessOutputResultArgs,
@@ -11,7 +12,7 @@ import { auditContextFromRequestContext } from '../context.js';
 import { type Abort, AUDIT_UNAVAILABLE_REASON, isTripWire, recordGateDecision } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
 import { applicable, type EvaluationOutcome, evaluatePolicies, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
-import { extractMessageText } from './extract-text.js';
+import { extractInputText, extractMessageText, instructionTexts, systemMessagesOf } from './extract-text.js';
 import { releasableLength, windowStart } from './hold-back.js';
 import { type OutputChannel, type PolicyEvaluator, type PolicyPhase, policyDenialReason } from './types.js';
 
@@ -24,12 +25,18 @@ export interface PolicyEngineOptions {
   readonly resource?: string;
   /** Deadline of one policy evaluation; past it the evaluation fails closed. Default 5000 ms. */
   readonly evaluationTimeoutMs?: number;
+  /**
+   * The agent's own instructions, the operator's configuration: a system message equal to them
+   * is not judged on input. Every other system message (one an input processor added or
+   * rewrote, tagged or not) is. Absent: every system message is judged.
+   */
+  readonly trustedInstructions?: AgentConfig['instructions'];
 }
 
 /** The static reason a caller sees when a policy could not be evaluated. */
 export const POLICY_ERROR_REASON = 'Content policy evaluation failed';
 
-const OPTION_FIELDS = new Set(['policies', 'holdBack', 'audit', 'resource', 'evaluationTimeoutMs']);
+const OPTION_FIELDS = new Set(['policies', 'holdBack', 'audit', 'resource', 'evaluationTimeoutMs', 'trustedInstructions']);
 const STREAM_STATE = Symbol.for('gatehouse.policy-engine.stream');
 
 interface Segment {
@@ -65,6 +72,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   private readonly audit: AuditLogger | undefined;
   private readonly resource: string;
   private readonly timeoutMs: number;
+  private readonly trustedInstructions: unknown;
 
   constructor(options: PolicyEngineOptions) {
     if (options === null || typeof options !== 'object') throw new TypeError('PolicyEngine: options are required');
@@ -78,6 +86,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
     this.audit = options.audit;
     this.resource = options.resource ?? 'agent';
     this.timeoutMs = timeout;
+    this.trustedInstructions = options.trustedInstructions;
   }
 
   /** Policies that can ever judge this phase and channel (for construction-time checks). */
@@ -88,12 +97,14 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   async processInput(args: ProcessInputArgs): Promise<ProcessInputArgs['messages']> {
     const { messages, abort, requestContext, abortSignal } = args;
     try {
-      const text = extractMessageText(messages);
-      if (text === 'unreadable') {
+      // Every part of every input message and every system message but the agent's own instructions.
+      const system = systemMessagesOf(args);
+      const trusted = await instructionTexts(this.trustedInstructions, requestContext);
+      const whole = system === undefined || trusted === undefined ? 'unreadable' : extractInputText(messages, system, trusted);
+      if (whole === 'unreadable') {
         await this.decide('input', 'input', 'answer', { kind: 'error', policy: 'message-reader', code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
         return messages;
       }
-      const whole = [text.answer, text.reasoning].filter((t) => t.length > 0).join('\n');
       const outcome = await evaluatePolicies(this.policies, {
         phase: 'input',
         channel: 'answer',
