@@ -3,11 +3,8 @@
 // until its `text-end`, judged, and only then released: the judged text (masked or rewritten
 // where the guardrail said so) as one `text-delta`, then the `text-end`. Nothing of a block is
 // shown before its verdict. A refusal or a halt ends the stream with a `tripwire` chunk and
-// aborts the run; the held text is dropped.
-//
-// Chunks that repeat the answer (`step-finish` and `finish` carry the step's text, its messages
-// and steps; `raw` carries the provider's own bytes) would show the unjudged text, so they are
-// forwarded with only their ids, reasons, usage and model names (`raw` not at all).
+// aborts the run; the held text is dropped. Chunks that repeat the answer (`step-finish`, `finish`,
+// `raw`) are reduced by the caller's view (caller-stream.ts), which reads this stream.
 import { type ChunkType } from '@mastra/core/stream';
 import { type PostModelOutcome } from '../guardrails/agent-guardrails.js';
 
@@ -33,11 +30,6 @@ export interface HoldAnswerOptions {
   readonly processorId: string;
 }
 
-// What a `step-finish`/`finish` payload keeps: ids, reasons, usage and model names. Dropped: the
-// output's text and steps, messages, the response's messages and the provider request.
-const KEPT_PAYLOAD = ['id', 'messageId', 'stepResult', 'totalUsage', 'processorRetryCount'] as const;
-const MODEL_FIELDS = ['id', 'timestamp', 'modelId', 'modelVersion', 'modelProvider', 'modelMetadata'] as const;
-const KEPT_NESTED: Readonly<Record<string, readonly string[]>> = { output: ['usage', 'toolCalls'], metadata: MODEL_FIELDS, response: MODEL_FIELDS };
 const FAULT_REASON = 'Guardrail evaluation failed';
 // Chunks after which the run produces nothing more: a block still open was cut short.
 const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
@@ -90,11 +82,6 @@ export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswe
       }
       case 'text-end':
         return release(id, chunk);
-      case 'raw':
-        return { out: [] };
-      case 'step-finish':
-      case 'finish':
-        return { out: [withoutAnswer(chunk)] };
       default:
         // The run stopped: what is held was never judged and is never shown.
         if (RUN_STOPS.has(chunk.type)) held.clear();
@@ -149,25 +136,6 @@ export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswe
     },
   });
   return { stream, ended };
-}
-
-// A `step-finish`/`finish` chunk with only fields that cannot repeat the answer: a list of what
-// is kept, not of what is dropped, so a field a later Mastra adds is left out until judged safe.
-function withoutAnswer(chunk: ChunkType): ChunkType {
-  const payload = payloadOf(chunk);
-  if (payload === undefined) return chunk;
-  const kept = pick(payload, KEPT_PAYLOAD);
-  for (const [field, allowed] of Object.entries(KEPT_NESTED)) {
-    const nested = payload[field];
-    if (nested !== null && typeof nested === 'object' && !Array.isArray(nested)) kept[field] = pick(nested as Record<string, unknown>, allowed);
-  }
-  return { ...chunk, payload: kept } as ChunkType;
-}
-
-function pick(from: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of keys) if (Object.hasOwn(from, key)) out[key] = from[key];
-  return out;
 }
 
 // A chunk's payload as a record (the object chunks have none).

@@ -3,7 +3,7 @@ import { Mastra } from '@mastra/core/mastra';
 import { type InputProcessor, type OutputProcessor, type Processor } from '@mastra/core/processors';
 import { type ChunkType } from '@mastra/core/stream';
 import { type AuditLogger } from '../audit/audit-logger.js';
-import { GUARDRAIL_PROCESSOR_ID, GuardrailProcessor, hasPlacement, judgeAnswerOnce, startGuardrailRun, wrapToolsWithGuardrails } from '../guardrails/agent-guardrails.js';
+import { GUARDRAIL_PROCESSOR_ID, GuardrailProcessor, guardrailRunOf, hasPlacement, judgeAnswerOnce, startGuardrailRun, wrapToolsWithGuardrails } from '../guardrails/agent-guardrails.js';
 import { validateGuardrails } from '../guardrails/run-guardrails.js';
 import { type Guardrail } from '../guardrails/types.js';
 import { PolicyEngine } from '../policy-engine/policy-engine.js';
@@ -12,7 +12,9 @@ import { type PrincipalKind } from '../rbac/actor.js';
 import { RBACMiddleware } from '../rbac/rbac-middleware.js';
 import { assertNoSystemMessages, type GuardedCallOptions, validateCallOptions } from './call-options.js';
 import { holdAnswer, restoreTextEnds } from './answer-hold.js';
+import { callerView } from './caller-stream.js';
 import { InputAssetGuard, normalizeAssetOrigins } from './input-assets.js';
+import { gateTools, openStepGate, shareStepGate, STEP_GATE_PROCESSOR_ID, StepGateProcessor, type StepRefusal } from './step-gate.js';
 
 export interface GuardedAgentConfig {
   readonly id: string;
@@ -177,11 +179,28 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
   const guardrails = config.guardrails === undefined ? [] : validateGuardrails(config.guardrails, 'createGuardedAgent');
   const guarding = guardrails.length > 0;
   const guardrailOptions = { agentId: config.id, guardrails, audit: config.audit, ...(config.evaluationTimeoutMs === undefined ? {} : { timeoutMs: config.evaluationTimeoutMs }) };
-  if (guarding && config.tools !== undefined && (config.tools === null || typeof config.tools !== 'object')) {
-    throw new TypeError('createGuardedAgent: with guardrails, tools must be a record of tools (dynamic tools cannot be wrapped)');
+  if (config.tools !== undefined && (config.tools === null || typeof config.tools !== 'object' || Array.isArray(config.tools))) {
+    throw new TypeError('createGuardedAgent: tools must be a record of tools (dynamic tools cannot be gated)');
   }
-  const tools = guarding && config.tools !== undefined ? wrapToolsWithGuardrails(config.tools as Record<string, unknown>, guardrailOptions) : config.tools;
+  // Guardrails wrap each tool first; the step gate wraps outermost, so nothing of a tool runs before its step's verdict.
+  const guardedTools = guarding && config.tools !== undefined ? wrapToolsWithGuardrails(config.tools as Record<string, unknown>, guardrailOptions) : config.tools;
+  const tools = guardedTools === undefined ? undefined : gateTools(guardedTools as Record<string, unknown>, 'createGuardedAgent');
   const guardrailProcessors = guarding ? [new GuardrailProcessor(guardrailOptions)] : [];
+  const judgesAnswer = guarding && hasPlacement(guardrails, 'post-model');
+  // A step's text judged whole before its tools run: the policies once more (a block never closed
+  // was never judged final), then the `post-model` guardrails (the same judgement the hold reuses).
+  const stepGate = new StepGateProcessor(async (text, args): Promise<StepRefusal | undefined> => {
+    await engine.judgeStep(text, args.requestContext, args.abort, args.abortSignal);
+    if (!judgesAnswer || text.length === 0) return undefined;
+    const outcome = await judgeAnswerOnce(guardrailOptions, text, args.requestContext, args.abortSignal);
+    if (outcome.kind === 'pass') return undefined;
+    if (outcome.kind === 'halted') {
+      const run = guardrailRunOf(args.requestContext);
+      if (run) run.halted ??= { by: outcome.by, reason: outcome.reason };
+      return { code: 'GUARDRAIL.HALTED', reason: outcome.reason };
+    }
+    return { code: outcome.code, reason: outcome.reason };
+  });
 
   const agent = new Agent({
     id: config.id,
@@ -193,7 +212,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     ...(config.memory === undefined ? {} : { memory: config.memory }),
     inputProcessors: [rbac, ...inputProcessors, assets, engine, ...guardrailProcessors] as InputProcessor[],
     // The guardrails come last: `post-model` rewrites the answer Mastra stores in memory after the policies judged it.
-    outputProcessors: [...outputProcessors, engine, ...guardrailProcessors] as OutputProcessor[],
+    outputProcessors: [...outputProcessors, engine, ...guardrailProcessors, stepGate] as OutputProcessor[],
   });
   // Registered with a silent logger: Mastra prints aborts to the console otherwise, and the
   // audit trail, not stderr, is where decisions belong.
@@ -208,15 +227,27 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     ...(options.memory === undefined ? {} : { memory: options.memory }),
   });
 
+  // One call's context: a copy of the caller's with the call's step gate (and guardrail run) beside it.
+  const startCall = (valid: GuardedCallOptions) => {
+    const opened = openStepGate(valid.requestContext);
+    const started = guarding ? startGuardrailRun(guardrailOptions, opened.requestContext, valid.abortSignal) : undefined;
+    if (started) shareStepGate(started.requestContext, opened.gate);
+    return { requestContext: started?.requestContext ?? opened.requestContext, gate: opened.gate, started };
+  };
+
   const handle: GuardedAgent = {
     id: config.id,
     name: config.name,
     async generate(messages, options) {
       const valid = validateCallOptions(options, 'generate');
       assertNoSystemMessages(messages, 'generate');
-      const started = guarding ? startGuardrailRun(guardrailOptions, valid.requestContext, valid.abortSignal) : undefined;
-      const requestContext = started?.requestContext ?? valid.requestContext;
-      const result = await agent.generate(messages, callOptions(valid, requestContext) as never);
+      const { requestContext, gate, started } = startCall(valid);
+      let result: Awaited<ReturnType<Agent['generate']>>;
+      try {
+        result = await agent.generate(messages, callOptions(valid, requestContext) as never);
+      } finally {
+        gate.close();
+      }
       const runId = (result as { runId?: string }).runId ?? valid.runId;
       // `post-model` guardrails ran in the guardrail processor: `text` is the judged answer.
       const tripwire = tripwireOf((result as { tripwire?: unknown }).tripwire);
@@ -232,6 +263,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
           runId,
         });
       }
+      if (gate.refused) return refusedResult(gate.refused, runId);
       return Object.freeze({
         stopReason: tripwire ? ('tripwire' as const) : ('finished' as const),
         text: tripwire ? '' : text,
@@ -243,14 +275,18 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     async stream(messages, options) {
       const valid = validateCallOptions(options, 'stream');
       assertNoSystemMessages(messages, 'stream');
-      const started = guarding ? startGuardrailRun(guardrailOptions, valid.requestContext, valid.abortSignal) : undefined;
-      const requestContext = started?.requestContext ?? valid.requestContext;
-      // With post-model guardrails each text block is held until judged (see answer-hold.ts), and
-      // a refusal stops the run through a signal of its own, beside the caller's.
-      const judging = guarding && hasPlacement(guardrails, 'post-model');
-      const stopper = judging ? new AbortController() : undefined;
-      const abortSignal = stopper === undefined ? valid.abortSignal : valid.abortSignal === undefined ? stopper.signal : AbortSignal.any([valid.abortSignal, stopper.signal]);
-      const output = await agent.stream(messages, callOptions({ ...valid, ...(abortSignal === undefined ? {} : { abortSignal }) }, requestContext) as never);
+      const { requestContext, gate, started } = startCall(valid);
+      // The caller's view or the hold may stop the run through a signal of its own, beside the caller's.
+      const stopper = new AbortController();
+      const abortSignal = valid.abortSignal === undefined ? stopper.signal : AbortSignal.any([valid.abortSignal, stopper.signal]);
+      abortSignal.addEventListener('abort', () => gate.close(), { once: true });
+      let output: Awaited<ReturnType<Agent['stream']>>;
+      try {
+        output = await agent.stream(messages, callOptions({ ...valid, abortSignal }, requestContext) as never);
+      } catch (error) {
+        gate.close();
+        throw error;
+      }
       const runId = (): string | undefined => output.runId ?? valid.runId;
       const haltedResult = (halted: { by: string; reason: string }): GuardedGenerateResult =>
         Object.freeze({ stopReason: 'guardrail' as const, haltedBy: halted.by, text: '', finishReason: 'tripwire', tripwire: Object.freeze({ reason: halted.reason, code: 'GUARDRAIL.HALTED', processorId: GUARDRAIL_PROCESSOR_ID }), runId: runId() });
@@ -259,25 +295,26 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
         const tripwire = tripwireOf(output.tripwire);
         const halted = started?.run.halted;
         if (halted) return haltedResult(halted);
+        if (gate.refused) return refusedResult(gate.refused, runId());
         return Object.freeze({ stopReason: tripwire ? ('tripwire' as const) : ('finished' as const), text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : finishReason, tripwire, runId: runId() });
       };
-      if (!judging) {
-        return Object.freeze({
-          fullStream: restoreTextEnds(output.fullStream as ReadableStream<ChunkType>),
-          textStream: output.textStream,
-          async result(): Promise<GuardedGenerateResult> {
-            return finish(await output.text);
-          },
-        });
-      }
-      const held = holdAnswer(restoreTextEnds(output.fullStream as ReadableStream<ChunkType>), {
-        judge: (text) => judgeAnswerOnce(guardrailOptions, text, requestContext, valid.abortSignal),
-        stop: () => stopper!.abort(),
-        processorId: GUARDRAIL_PROCESSOR_ID,
+      // With post-model guardrails each text block is held until judged (see answer-hold.ts).
+      const source = restoreTextEnds(output.fullStream as ReadableStream<ChunkType>);
+      const held = judgesAnswer
+        ? holdAnswer(source, {
+            judge: (text) => judgeAnswerOnce(guardrailOptions, text, requestContext, valid.abortSignal),
+            stop: () => stopper.abort(),
+            processorId: GUARDRAIL_PROCESSOR_ID,
+          })
+        : undefined;
+      const shown = callerView(held?.stream ?? source, {
+        gate,
+        judgeShown: (value) => engine.judgeShown(value, requestContext, valid.abortSignal),
+        stop: () => stopper.abort(),
       });
-      // One held stream, three readers: the caller's chunks, the caller's text, and result(),
-      // which reads to the end itself so it settles whether or not the caller reads.
-      const [forResult, forCaller] = held.stream.tee();
+      // One view, three readers: the caller's chunks, the caller's text, and result(), which
+      // reads to the end itself so it settles whether or not the caller reads.
+      const [forResult, forCaller] = shown.tee();
       const [fullStream, forText] = forCaller.tee();
       let drained: Promise<void> | undefined;
       return Object.freeze({
@@ -286,6 +323,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
         async result(): Promise<GuardedGenerateResult> {
           drained ??= drain(forResult);
           await drained;
+          if (!held) return finish(await output.text);
           const end = await held.ended;
           if (end.kind === 'halted') {
             started!.run.halted ??= { by: end.by, reason: end.reason };
@@ -300,6 +338,17 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     },
   };
   return Object.freeze(handle);
+}
+
+// A call whose step the step gate refused: its tools did not run, and it shows no text.
+function refusedResult(refusal: StepRefusal, runId: string | undefined): GuardedGenerateResult {
+  return Object.freeze({
+    stopReason: 'tripwire' as const,
+    text: '',
+    finishReason: 'tripwire',
+    tripwire: Object.freeze({ reason: refusal.reason, code: refusal.code, processorId: STEP_GATE_PROCESSOR_ID }),
+    runId,
+  });
 }
 
 // Reads a stream to its end, ignoring what it carries (and a failure: result() reports the run).

@@ -12,6 +12,7 @@ import { auditContextFromRequestContext } from '../context.js';
 import { type Abort, AUDIT_UNAVAILABLE_REASON, isTripWire, recordGateDecision } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
 import { applicable, type EvaluationOutcome, evaluatePolicies, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
+import { canonicalSnapshot } from './canonical-snapshot.js';
 import { extractInputText, extractMessageText, instructionTexts, systemMessagesOf } from './extract-text.js';
 import { releasableLength, windowStart } from './hold-back.js';
 import { type OutputChannel, type PolicyEvaluator, type PolicyPhase, policyDenialReason } from './types.js';
@@ -182,15 +183,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
       }
       for (const channel of ['answer', 'reasoning'] as const) {
         const whole = text[channel];
-        const outcome = await evaluatePolicies(this.policies, {
-          phase: 'output',
-          channel,
-          final: true,
-          signal: abortSignal,
-          timeoutMs: this.timeoutMs,
-          segmentLength: whole.length,
-          textFor: () => ({ text: whole, offset: 0, previousSegmentLength: 0 }),
-        });
+        const outcome = await this.judgeWhole(whole, 'output', channel, abortSignal);
         if (outcome.kind === 'allowed' && channel === 'reasoning' && whole.length === 0) continue;
         await this.decide('output', 'output', channel, outcome, requestContext, abort);
       }
@@ -198,6 +191,56 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
     } catch (error) {
       return this.failClosed(error, 'output', 'output', requestContext, abort);
     }
+  }
+
+  /**
+   * A model step's text judged whole before its tools run (the step gate): a block the stream
+   * never closed was never judged final, so the step is read once more as a whole. A refusal is
+   * recorded and aborts, like any stream refusal; an allow is not recorded (processOutputResult does).
+   */
+  async judgeStep(text: string, requestContext: unknown, abort: Abort, signal: AbortSignal | undefined): Promise<void> {
+    if (text.length === 0) return;
+    const outcome = await this.judgeWhole(text, 'output', 'answer', signal);
+    if (outcome.kind !== 'allowed') await this.decide('stream', 'output', 'answer', outcome, requestContext, abort);
+  }
+
+  /**
+   * Whether the caller may see a tool's arguments or result on the stream: its canonical JSON,
+   * judged by the output policies of the answer channel. A denial is recorded and the value
+   * withheld (the run goes on: the tool's boundary, not the caller's, governs what the tool and the
+   * model see). Anything that is not plain JSON, or fails to judge, is withheld.
+   */
+  async judgeShown(value: unknown, requestContext: unknown, signal: AbortSignal | undefined): Promise<{ shown: true; value: unknown } | { shown: false }> {
+    const canonical = canonicalSnapshot(value);
+    if (canonical === undefined) return { shown: false };
+    const outcome = await this.judgeWhole(canonical, 'output', 'answer', signal);
+    if (outcome.kind === 'allowed') return { shown: true, value: JSON.parse(canonical) as unknown };
+    const actor = actorFromRequestContext(requestContext);
+    await recordGateDecision(this.audit, {
+      boundary: 'stream',
+      action: 'agent.stream.tool-content',
+      resource: this.resource,
+      context: auditContextFromRequestContext(requestContext),
+      ...(actor ? { actor: { ...actor, kind: actor.kind ?? 'human' } } : {}),
+      ...(outcome.kind === 'denied'
+        ? { decision: 'denied' as const, code: 'POLICY.DENIED', reason: policyDenialReason(outcome.policy, 'output'), detections: outcome.detections }
+        : { decision: 'error' as const, code: outcome.code, reason: POLICY_ERROR_REASON }),
+      policy: { name: outcome.policy, phase: 'output', channel: 'answer' },
+    });
+    return { shown: false };
+  }
+
+  // One evaluation of a whole text (not a stream window): `final` unless a snapshot says otherwise.
+  private judgeWhole(text: string, phase: PolicyPhase, channel: OutputChannel, signal: AbortSignal | undefined, final = true): Promise<EvaluationOutcome> {
+    return evaluatePolicies(this.policies, {
+      phase,
+      channel,
+      final,
+      signal,
+      timeoutMs: this.timeoutMs,
+      segmentLength: text.length,
+      textFor: () => ({ text, offset: 0, previousSegmentLength: 0 }),
+    });
   }
 
   /**
@@ -211,15 +254,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
       await this.decide('stream', 'output', 'object', { kind: 'error', policy: 'object-reader', code: 'POLICY.INVALID_DECISION' }, requestContext, abort);
       return part;
     }
-    const outcome = await evaluatePolicies(this.policies, {
-      phase: 'output',
-      channel: 'object',
-      final: part.type === 'object-result',
-      signal,
-      timeoutMs: this.timeoutMs,
-      segmentLength: canonical.length,
-      textFor: () => ({ text: canonical, offset: 0, previousSegmentLength: 0 }),
-    });
+    const outcome = await this.judgeWhole(canonical, 'output', 'object', signal, part.type === 'object-result');
     if (outcome.kind !== 'allowed') await this.decide('stream', 'output', 'object', outcome, requestContext, abort);
     return { ...part, object: JSON.parse(canonical) as unknown } as ChunkType;
   }
@@ -291,41 +326,6 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
     await this.decide(boundary, phase, 'answer', { kind: 'error', policy: 'engine', code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
     // decide() always aborts on an error outcome; this keeps the type checker honest.
     throw error;
-  }
-}
-
-/** JSON with sorted keys; undefined for anything JSON cannot carry faithfully (unlike contracts' `canonicalJson`, which does not check). */
-function canonicalSnapshot(value: unknown): string | undefined {
-  const seen = new Set<object>();
-  const walk = (v: unknown): unknown => {
-    if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw new TypeError('non-finite number');
-      return v;
-    }
-    if (typeof v !== 'object') throw new TypeError('not JSON');
-    if (seen.has(v)) throw new TypeError('cycle');
-    seen.add(v);
-    try {
-      if (Array.isArray(v)) return v.map((item) => walk(item));
-      const proto = Object.getPrototypeOf(v) as unknown;
-      if (proto !== Object.prototype && proto !== null) throw new TypeError('not a plain object');
-      const out: Record<string, unknown> = {};
-      for (const key of Object.keys(v).sort()) {
-        const descriptor = Object.getOwnPropertyDescriptor(v, key);
-        if (!descriptor || !('value' in descriptor)) throw new TypeError('accessor property');
-        if (descriptor.value === undefined) continue;
-        out[key] = walk(descriptor.value);
-      }
-      return out;
-    } finally {
-      seen.delete(v);
-    }
-  };
-  try {
-    return JSON.stringify(walk(value));
-  } catch {
-    return undefined;
   }
 }
 

@@ -25,6 +25,53 @@ export interface ScriptedModelOptions {
   readonly chunks?: readonly unknown[];
   /** Reasoning chunks emitted before the text when streaming. */
   readonly reasoning?: readonly string[];
+  /**
+   * Turns for `stream()`, one per model call (the last repeats), each a list of parts in the
+   * order the model streams them. Overrides `chunks`. A turn with a tool call ends `tool-calls`.
+   */
+  readonly streamSteps?: readonly (readonly ScriptedStreamPart[])[];
+  /** With `streamSteps`: wait this long before each part, as a provider's network would (default 0). */
+  readonly partDelayMs?: number;
+}
+
+/** One part of a streamed turn: a text block (its deltas), a reasoning block, or a tool call (its argument deltas, then the call). */
+export type ScriptedStreamPart =
+  | { readonly text: readonly string[] }
+  | { readonly reasoningText: readonly string[] }
+  | { readonly call: ScriptedToolCall; readonly argDeltas?: readonly string[] };
+
+// The V3 stream parts of one scripted turn.
+function turnParts(turn: readonly ScriptedStreamPart[]): unknown[] {
+  const parts: unknown[] = [{ type: 'stream-start', warnings: [] }];
+  let calls = false;
+  turn.forEach((part, index) => {
+    const id = `p${index}`;
+    if ('text' in part) {
+      parts.push({ type: 'text-start', id }, ...part.text.map((delta) => ({ type: 'text-delta', id, delta })), { type: 'text-end', id });
+    } else if ('reasoningText' in part) {
+      parts.push({ type: 'reasoning-start', id }, ...part.reasoningText.map((delta) => ({ type: 'reasoning-delta', id, delta })), { type: 'reasoning-end', id });
+    } else {
+      calls = true;
+      const { toolCallId, toolName, args } = part.call;
+      const input = JSON.stringify(args);
+      const deltas = part.argDeltas ?? [input];
+      parts.push({ type: 'tool-input-start', id: toolCallId, toolName }, ...deltas.map((delta) => ({ type: 'tool-input-delta', id: toolCallId, delta })), { type: 'tool-input-end', id: toolCallId });
+      parts.push({ type: 'tool-call', toolCallId, toolName, input });
+    }
+  });
+  parts.push({ type: 'finish', finishReason: calls ? { unified: 'tool-calls', raw: 'tool_calls' } : { unified: 'stop', raw: 'stop' }, usage });
+  return parts;
+}
+
+function delayedStream(parts: readonly unknown[], delayMs: number): ReadableStream<unknown> {
+  let next = 0;
+  return new ReadableStream({
+    async pull(controller) {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      if (next < parts.length) controller.enqueue(parts[next++]);
+      else controller.close();
+    },
+  });
 }
 
 export interface ScriptedModel {
@@ -65,6 +112,11 @@ export function scriptedModel(options: ScriptedModelOptions = {}): ScriptedModel
     },
     async doStream({ prompt }) {
       prompts.push(JSON.stringify(prompt));
+      const turns = options.streamSteps;
+      if (turns && turns.length > 0) {
+        const turn = turns[Math.min(prompts.length - 1, turns.length - 1)] as readonly ScriptedStreamPart[];
+        return { stream: delayedStream(turnParts(turn), options.partDelayMs ?? 0) };
+      }
       const chunks = options.chunks ?? [options.text ?? 'ok'];
       const reasoning = options.reasoning ?? [];
       return {
