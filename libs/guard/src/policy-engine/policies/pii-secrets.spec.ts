@@ -21,7 +21,7 @@ describe('piiSecrets', () => {
       'detects %s',
       async (text) => expect(await fires('email', text)).toBe(true),
     );
-    it.each(['user@localhost is the default', '@Component({ selector })', 'npm i @nx/eslint-plugin', 'a @ b.com'])(
+    it.each(['user@localhost is the default', 'postgres://app@db.example.com:5432/app', '@Component({ selector })', 'npm i @nx/eslint-plugin', 'a @ b.com'])(
       'ignores %s',
       async (text) => expect(await fires('email', text)).toBe(false),
     );
@@ -152,6 +152,8 @@ describe('piiSecrets', () => {
       'db_password := "s3cr3t!!"',
       "'secret' => 'opensesame'",
       'const token = `tok_abcdef12`;',
+      'password: "passwordFile"',
+      'api_key=xSq0IIdppWpp',
     ])('detects %s', async (text) => expect(await fires('secretAssignment', text)).toBe(true));
     it.each([
       ['a value under six characters', 'password: abc12'],
@@ -166,6 +168,10 @@ describe('piiSecrets', () => {
       ['a comparison', 'if (token == null) return;'],
       ['a key with an unrelated suffix', 'token_count: 123456'],
       ['prose that mentions a password', 'Choose a strong password and never share it.'],
+      ['a variable on the right-hand side', "const password = passwordFile ? read(passwordFile) : '';"],
+      ['prose after a colon', '-- no credentials: agents authenticate with keys issued at run time'],
+      ['an example fill-in', 'OPENAI_API_KEY=your-openai-api-key-here'],
+      ['an example change-me', 'POSTGRES_PASSWORD=changeme'],
     ])('ignores %s', async (_label, text) => expect(await fires('secretAssignment', text)).toBe(false));
   });
 
@@ -181,7 +187,19 @@ describe('piiSecrets', () => {
       ['a long identifier without digits', 'getUserAccountSettingsByIdentifierAndName'],
       ['key=value pairs in a log line', 'request_id=3f9a2b7c1d4e5f60 path=/api/v2/users/12345 status=200'],
       ['a token shorter than the minimum', 'q8Zr2LmX9vT4pN7sK1wY6bH'],
+      ['an npm integrity digest', `"integrity": "sha512-${'q8Zr2LmX9vT4pN7sK1wY6bH3dF5gJ0cE'.repeat(3).slice(0, 86)}=="`],
+      ['a subresource-integrity digest', `integrity="sha384-${`${RANDOM_KEY}${RANDOM_KEY}`}"`],
+      ['a go.sum checksum', `golang.org/x/sys v0.21.0 h1:${`${RANDOM_KEY}${RANDOM_KEY}`.slice(0, 43)}=`],
+      ['the payload of a base64 data URL', `![logo](data:image/png;base64,iVBORw0KGgo${RANDOM_KEY}${RANDOM_KEY})`],
+      ['a camelCase identifier with numbers', 'export function createSha256HexDigestFromUtf8(text)'],
+      ['a dashed UUID pair', '550e8400-e29b-41d4-a716-446655440000_6ba7b810-9dad-11d1-80b4-00c04fd430c8'],
     ])('ignores %s', async (_label, text) => expect(await fires('highEntropy', text)).toBe(false));
+
+    it.each([
+      ['a digest prefix on a token of another length', `sha512-${RANDOM_KEY}`],
+      ['h1: on a token of another length', `h1:${RANDOM_KEY}`],
+      ['base64 after a URL that is not a data URL', `https://example.com/x;base64,${RANDOM_KEY}`],
+    ])('still detects %s', async (_label, text) => expect(await fires('highEntropy', text)).toBe(true));
 
     it('allows a token below a raised entropy threshold', async () => {
       expect(await fires('highEntropy', AWS_SECRET, { entropyThreshold: 5.5 })).toBe(false);

@@ -10,7 +10,7 @@
 //   (`h1:` and the base64 of a SHA-256) are hashes of public content.
 // - The payload of a `data:<mime>;base64,` URL is an embedded file (an image, a font).
 // - Identifiers: every segment between `-`, `_`, `/`, `+` and `=` is a plain word or number,
-//   or camelCase words with at most two numbers (`toUtf8Base64String`).
+//   or camelCase words with at most two numbers (`toUtf8Base64String`; see `camelSegment`).
 import { regexScanner, type Scanner } from './scan.js';
 
 /** Longest token judged; a longer run is judged by its first this many characters. */
@@ -97,45 +97,68 @@ function plainSegment(token: string, start: number, end: number): boolean {
   return lower === 0 || upper === 0 || !innerCapital;
 }
 
+/** Whether `name` is camelCase words (`passwordFile`, `toUtf8Base64String`), not a random mix of cases. */
+export function camelCaseWords(name: string): boolean {
+  return camelSegment(name, 0, name.length);
+}
+
 /**
  * camelCase words: split at case changes (`HTTPServer` is `HTTP` and `Server`) and digits,
- * the letter pieces average three or more letters, at most one is a single letter, and at
- * most two pieces are numbers. A random key's case flips every character or two.
+ * the letter pieces average 3.5 letters or more, at most one is a single letter, at most two
+ * pieces are numbers, at most 40% of the letters are capitals, and a quarter or more of the
+ * lower-case letters are vowels, as in words. Measured on random base62 tokens of 24-48
+ * characters holding a digit, about one in 4,000 passes: a random key's case flips every
+ * character or two, and its vowels are a fifth of its letters.
  */
 function camelSegment(token: string, start: number, end: number): boolean {
   let letterPieces = 0;
-  let letters = 0;
   let singles = 0;
   let numbers = 0;
   let piece = 0; // letters in the current piece
-  let hasLower = false;
+  let lower = 0;
+  let upper = 0;
+  let vowels = 0;
   for (let i = start; i <= end; i++) {
     const code = i < end ? token.charCodeAt(i) : 0;
-    const lower = isLower(code);
-    const upper = isUpper(code);
+    const isLowerCase = isLower(code);
+    const isUpperCase = isUpper(code);
     const previous = i > start ? token.charCodeAt(i - 1) : 0;
     const next = i + 1 < end ? token.charCodeAt(i + 1) : 0;
     // A piece ends at a digit or the end, before a capital after lower case, and before the
     // capital that starts a word after an acronym.
-    const boundary = (!lower && !upper) || (upper && (isLower(previous) || (isUpper(previous) && isLower(next))));
-    if (boundary) {
-      if (piece > 0) {
-        letterPieces++;
-        if (piece === 1) singles++;
-        piece = 0;
-      }
+    const boundary =
+      (!isLowerCase && !isUpperCase) || (isUpperCase && (isLower(previous) || (isUpper(previous) && isLower(next))));
+    if (boundary && piece > 0) {
+      letterPieces++;
+      if (piece === 1) singles++;
+      piece = 0;
     }
     if (i === end) break;
-    if (!lower && !upper) {
+    if (!isLowerCase && !isUpperCase) {
       if (i === start || isLower(previous) || isUpper(previous)) numbers++;
       continue;
     }
-    letters++;
     piece++;
-    if (lower) hasLower = true;
+    if (isUpperCase) upper++;
+    else {
+      lower++;
+      if (isVowel(code)) vowels++;
+    }
   }
-  return hasLower && numbers <= 2 && singles <= 1 && letterPieces >= 2 && letters >= 3 * letterPieces;
+  const letters = lower + upper;
+  return (
+    lower > 0 &&
+    letterPieces >= 2 &&
+    numbers <= 2 &&
+    singles <= 1 &&
+    letters >= 3.5 * letterPieces &&
+    upper <= 0.4 * letters &&
+    vowels >= 0.25 * lower
+  );
 }
+
+// a e i o u y
+const isVowel = (code: number) => code === 97 || code === 101 || code === 105 || code === 111 || code === 117 || code === 121;
 
 // Lower or upper case hex, dashed or not: measured on its digits alone.
 const HEX_SHAPED = /^(?:[0-9a-f_-]+|[0-9A-F_-]+)$/;

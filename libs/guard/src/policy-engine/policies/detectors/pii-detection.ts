@@ -6,10 +6,11 @@
 // is linear in the text whatever it contains.
 import { regexScanner, type MatchVisitor, type Scanner } from './scan.js';
 
+// A user right after `://` is a URL's user name (`postgres://app@db.internal:5432`), not a mailbox.
 /** E-mail addresses: a local part, `@`, one to eight dot-separated labels and a top-level domain. */
 export const scanEmails: Scanner = regexScanner(
   /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z])/g,
-  { prefilter: '@' },
+  { prefilter: '@', accept: (_value, text, start) => !(start >= 3 && text.startsWith('://', start - 3)) },
 );
 
 // Dashed or spaced only: a bare nine-digit run is far more often an id or an amount than an SSN.

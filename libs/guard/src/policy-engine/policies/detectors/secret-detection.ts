@@ -1,5 +1,6 @@
 // Credential detection for `piiSecrets`: cloud key ids, PEM private keys, JWTs and secrets
 // assigned to secret-named keys. High-entropy tokens are in entropy.ts.
+import { camelCaseWords } from './entropy.js';
 import { regexScanner, type Scanner } from './scan.js';
 
 /** AWS access key ids (long-term and temporary, user, role and group ids). */
@@ -32,7 +33,11 @@ const SECRET_VALUE = String.raw`([^\s"'\x60,;]{6,256})`;
 /** A value assigned to a secret-named key, unless it is a placeholder; reports the value. */
 export const scanSecretAssignments: Scanner = regexScanner(
   new RegExp(SECRET_KEY + SECRET_KEY_SUFFIX + ASSIGNMENT + SECRET_VALUE, 'gi'),
-  { group: 1, accept: (value) => !looksLikePlaceholder(value) },
+  {
+    group: 1,
+    accept: (value, text, start) =>
+      !looksLikePlaceholder(value) && (quoted(text, start) || (!variableName(value) && !proseWord(value, text, start))),
+  },
 );
 
 const REFERENCE_VALUE = /^(?:\$\{|\$\(|\$[A-Z_][A-Z0-9_]*$|\{\{|<|%[({]|(?:process\.env|os\.environ|os\.getenv)\b)/;
@@ -40,6 +45,27 @@ const CODE_VALUE = /^[A-Za-z_$][\w$]*(?:(?:\.[A-Za-z_$][\w$]*)+(?:[([]|$)|[([])/
 const MASKED_VALUE = /^(?:\*+|x+|•+|\.+)$/i;
 // The fill-me-in values of example configuration: `your-api-key-here`, `YOUR_TOKEN`, `changeme`.
 const EXAMPLE_VALUE = /^(?:your[_-][\w-]*|[\w-]*[_-]here|change[_-]?me|replace[_-]?me)$/i;
+// Unquoted, a lowerCamelCase name of words on the right of an assignment is a variable in
+// code (`const password = passwordFile ? ...`, `token: accessToken`), and a lower-case word
+// followed by more words is prose (`credentials: agents authenticate with ...`). Quoted, either
+// is a value.
+const QUOTES = new Set(['"', "'", '`']);
+const LOWER_CAMEL_CASE = /^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$/;
+const LOWER_WORD = /^[a-z]+$/;
+const NEXT_WORD = /^ [A-Za-z]/;
+
+function quoted(text: string, start: number): boolean {
+  return QUOTES.has(text.charAt(start - 1));
+}
+
+function variableName(value: string): boolean {
+  return LOWER_CAMEL_CASE.test(value) && camelCaseWords(value);
+}
+
+function proseWord(value: string, text: string, start: number): boolean {
+  return LOWER_WORD.test(value) && NEXT_WORD.test(text.slice(start + value.length, start + value.length + 2));
+}
+
 const TYPE_WORDS = new Set(['string', 'number', 'boolean', 'undefined', 'null', 'none', 'object', 'unknown', 'optional', 'required']);
 
 // A value that names where the secret comes from (`${API_KEY}`, `process.env.TOKEN`,
