@@ -4,11 +4,13 @@ import { benchAgentStream } from './agent-stream.bench.js';
 import { benchAuditPublish } from './audit-publish.bench.js';
 import { benchConnector } from './connector.bench.js';
 import { benchContentPolicies } from './content-policies.bench.js';
+import { benchDetectorQuality } from './detector-quality.bench.js';
 import { benchGatekeeper } from './gatekeeper.bench.js';
 import { benchSchemaGuardrail } from './schema-guardrail.bench.js';
 
 const benches: readonly (() => Promise<void>)[] = [
   benchContentPolicies,
+  benchDetectorQuality,
   benchAgentStream,
   benchConnector,
   benchSchemaGuardrail,
