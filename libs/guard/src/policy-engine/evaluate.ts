@@ -6,6 +6,9 @@ import {
   type PolicyEvaluator,
   type PolicyPhase,
 } from './types.js';
+import { readDeclaredDetections, screenDetections } from './declared-detections.js';
+
+const MAX_DETECTIONS = 32;
 
 /** A policy as the engine holds it: copied at construction, so later mutation changes nothing. */
 export interface PolicySnapshot {
@@ -14,6 +17,8 @@ export interface PolicySnapshot {
   readonly channels: ReadonlySet<OutputChannel>;
   /** Finite bound, or undefined for "whole segment". */
   readonly window: number | undefined;
+  /** The detection names the policy declared; a verdict's other names are recorded as `undeclared`. */
+  readonly detections: ReadonlySet<string>;
   readonly evaluate: PolicyEvaluator['evaluate'];
 }
 
@@ -24,7 +29,7 @@ export function snapshotPolicies(policies: readonly PolicyEvaluator[], where: st
   return Object.freeze(
     policies.map((policy, index) => {
       if (policy === null || typeof policy !== 'object') throw new TypeError(`${where}: policies[${index}] is not a policy`);
-      const { name, phases, channels, holdBackChars, evaluate } = policy;
+      const { name, phases, channels, holdBackChars, detections, evaluate } = policy;
       if (typeof name !== 'string' || !DETECTION_ID.test(name)) throw new TypeError(`${where}: policies[${index}] needs a name of letters, digits, . _ : -`);
       if (names.has(name)) throw new TypeError(`${where}: two policies are named "${name}"`);
       names.add(name);
@@ -43,6 +48,7 @@ export function snapshotPolicies(policies: readonly PolicyEvaluator[], where: st
         phases: new Set(phases),
         channels: new Set(channels),
         window: holdBackChars === undefined || !Number.isFinite(holdBackChars) ? undefined : Math.ceil(holdBackChars),
+        detections: readDeclaredDetections(detections, `${where}: policy "${name}"`, DETECTION_ID),
         evaluate: evaluate.bind(policy),
       });
     }),
@@ -118,9 +124,9 @@ export async function evaluatePolicies(policies: readonly PolicySnapshot[], requ
         return { kind: 'error', policy: policy.name, code: 'POLICY.INVALID_DECISION' };
       }
       if (!verdict.allowed) {
-        const raw = Array.isArray(verdict.detections) ? verdict.detections : [];
-        const detections = raw.filter((d): d is string => typeof d === 'string' && DETECTION_ID.test(d)).slice(0, 32);
-        return { kind: 'denied', policy: policy.name, detections };
+        // Only the names the policy declared, and `undeclared` for the rest.
+        const raw: readonly unknown[] = Array.isArray(verdict.detections) ? verdict.detections : [];
+        return { kind: 'denied', policy: policy.name, detections: screenDetections(raw, policy.detections, MAX_DETECTIONS) };
       }
     } catch {
       return { kind: 'error', policy: policy.name, code: 'POLICY.EVALUATION_FAILED' };

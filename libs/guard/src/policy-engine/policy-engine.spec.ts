@@ -47,6 +47,7 @@ describe('PolicyEngine', () => {
       name: 'leaky',
       phases: ['input'],
       channels: ['answer'],
+      detections: ['ok-id'],
       evaluate: () => ({ allowed: false, detections: ['card 4111 1111 1111 1111', 'ok-id'] }),
     };
     const audit = new AuditLogger();
@@ -54,7 +55,7 @@ describe('PolicyEngine', () => {
     const result = await agent.generate('my card is 4111 1111 1111 1111');
     expect(result.tripwire?.reason).toBe('Content blocked by policy "leaky" (input)');
     expect(JSON.stringify(audit.events())).not.toContain('4111');
-    expect(audit.events()[0]?.detections).toEqual(['ok-id']);
+    expect(audit.events()[0]?.detections).toEqual(['ok-id', 'undeclared']);
   });
 
   it('aborts on a non-string text chunk instead of passing it unjudged', async () => {

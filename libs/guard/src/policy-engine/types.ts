@@ -32,16 +32,23 @@ export interface PolicyContext {
 }
 
 /**
- * A policy's verdict. A denial may name what matched in `detections` (short identifiers
- * such as `jwt` or `deny-pattern:2`, matching `DETECTION_ID`), never the matched text: they
- * go to the audit trail. The caller only ever sees the static `policyDenialReason`.
+ * A policy's verdict. A denial may name what matched in `detections`: names the policy declared
+ * (`PolicyEvaluator.detections`), never the matched text. They go to the audit trail; any name
+ * not declared is replaced by `UNDECLARED_DETECTION`. The caller only ever sees the static
+ * `policyDenialReason`.
  */
 export type PolicyDecision =
   | { readonly allowed: true }
   | { readonly allowed: false; readonly detections?: readonly string[] };
 
-/** What a detection identifier may look like; the engine drops anything else. */
+/** What a detection identifier may look like; a declaration may hold nothing else. */
 export const DETECTION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+/**
+ * What a record shows, once, in place of every detection its policy or guardrail did not declare:
+ * a name chosen at run time could spell what was judged (`order:q7z`, a number, base64 of it).
+ */
+export const UNDECLARED_DETECTION = 'undeclared';
 
 /** A content policy. Must be deterministic for a given text and context, and must not mutate state the engine can see. */
 export interface PolicyEvaluator {
@@ -60,6 +67,13 @@ export interface PolicyEvaluator {
    * (a key, a JWT, an e-mail address) is judged whole before any of it is released.
    */
   readonly holdBackChars?: number;
+  /**
+   * Every detection name this policy may report, fixed when it is built (before any text is
+   * seen); each matches `DETECTION_ID`. The engine copies it at construction, and a verdict's
+   * name outside it is recorded as `UNDECLARED_DETECTION`. Absent: the policy's denials still
+   * deny, but name nothing.
+   */
+  readonly detections?: readonly string[];
   evaluate(text: string, context: PolicyContext): PolicyDecision | Promise<PolicyDecision>;
 }
 

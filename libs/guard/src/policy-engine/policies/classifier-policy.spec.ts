@@ -40,9 +40,21 @@ describe('classifierPolicy', () => {
       expect(await judge(policy, 'bad')).toEqual({ allowed: false });
     });
 
-    it('passes a well-formed label on as the detection', async () => {
-      const policy = classifierPolicy({ classify: () => ({ allowed: false, label: 'toxicity.high' }) });
+    it('passes a declared label on as the detection', async () => {
+      const policy = classifierPolicy({ classify: () => ({ allowed: false, label: 'toxicity.high' }), labels: ['toxicity.high'] });
       expect(await judge(policy, 'x')).toEqual({ allowed: false, detections: ['toxicity.high'] });
+    });
+
+    it('declares its labels and its own failure detections', () => {
+      const policy = classifierPolicy({ classify: () => true, labels: ['toxicity.high', 'self-harm'] });
+      expect(policy.detections).toEqual(['toxicity.high', 'self-harm', 'classifier-error', 'classifier-timeout', 'classifier-no-decision']);
+    });
+
+    it('denies naming no label when the classifier gives one it did not declare (it could spell the text)', async () => {
+      const policy = classifierPolicy({ classify: (text) => ({ allowed: false, label: `order.${text}` }), labels: ['toxicity.high'] });
+      expect(await judge(policy, 'q7z')).toEqual({ allowed: false });
+      const undeclared = classifierPolicy({ classify: () => ({ allowed: false, label: 'toxicity.high' }) });
+      expect(await judge(undeclared, 'x')).toEqual({ allowed: false });
     });
 
     it.each([
@@ -77,7 +89,7 @@ describe('classifierPolicy', () => {
     });
 
     it('returns frozen decisions', async () => {
-      const decision = await judge(classifierPolicy({ classify: () => ({ allowed: false, label: 'x' }) }), 'x');
+      const decision = await judge(classifierPolicy({ classify: () => ({ allowed: false, label: 'x' }), labels: ['x'] }), 'x');
       expect(Object.isFrozen(decision)).toBe(true);
     });
   });
@@ -267,6 +279,8 @@ describe('classifierPolicy', () => {
       ['an empty channel list', () => classifierPolicy({ classify, channels: [] })],
       ['a zero hold-back', () => classifierPolicy({ classify, holdBackChars: 0 })],
       ['a bad name', () => classifierPolicy({ classify, name: ' classifier' })],
+      ['labels that are not an array', () => classifierPolicy({ classify, labels: 'toxic' as never })],
+      ['a label with a space', () => classifierPolicy({ classify, labels: ['too toxic'] })],
     ];
     it.each(cases)('%s with a TypeError', (_label, build) => {
       expect(build).toThrow(TypeError);

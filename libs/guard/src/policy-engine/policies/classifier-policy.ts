@@ -17,7 +17,7 @@ import {
   readPhases,
 } from './validation.js';
 
-/** A classifier's answer: a bare verdict, or a verdict with a short label for the audit trail. */
+/** A classifier's answer: a bare verdict, or a verdict with a label (one of `labels`) for the audit trail. */
 export type ClassifierVerdict = boolean | { readonly allowed: boolean; readonly label?: string };
 
 /** What a classifier is told besides the text. */
@@ -43,17 +43,24 @@ export interface ClassifierPolicyOptions {
   readonly channels?: readonly OutputChannel[];
   /** Unbounded by default: a classifier's judgement has no maximum match length. */
   readonly holdBackChars?: number;
+  /**
+   * Every label the classifier may give (each matching `DETECTION_ID`): the policy declares them,
+   * with its own `classifier-error`, `classifier-timeout` and `classifier-no-decision`, as its
+   * detections. A denial with any other label denies naming no label.
+   */
+  readonly labels?: readonly string[];
 }
 
 const WHERE = 'classifierPolicy';
-const KNOWN_OPTIONS = ['name', 'classify', 'timeoutMs', 'cadence', 'phases', 'channels', 'holdBackChars'] as const;
+const KNOWN_OPTIONS = ['name', 'classify', 'timeoutMs', 'cadence', 'phases', 'channels', 'holdBackChars', 'labels'] as const;
+const OWN_DETECTIONS = ['classifier-error', 'classifier-timeout', 'classifier-no-decision'] as const;
 const DEFAULT_TIMEOUT_MS = 2000;
 
 const ALLOWED: PolicyDecision = Object.freeze({ allowed: true });
 const DENIED: PolicyDecision = Object.freeze({ allowed: false });
-const ERROR: PolicyDecision = denial('classifier-error');
-const TIMEOUT: PolicyDecision = denial('classifier-timeout');
-const NO_DECISION: PolicyDecision = denial('classifier-no-decision');
+const ERROR: PolicyDecision = denial(OWN_DETECTIONS[0]);
+const TIMEOUT: PolicyDecision = denial(OWN_DETECTIONS[1]);
+const NO_DECISION: PolicyDecision = denial(OWN_DETECTIONS[2]);
 
 /** Delegates to `classify`; a throw, a timeout or an answer that is not a verdict denies. */
 export function classifierPolicy(options: ClassifierPolicyOptions): PolicyEvaluator {
@@ -69,6 +76,8 @@ export function classifierPolicy(options: ClassifierPolicyOptions): PolicyEvalua
   const phases = readPhases(WHERE, bag.phases, ['input', 'output']);
   const channels = readChannels(WHERE, bag.channels, ['answer']);
   const holdBackChars = readHoldBackChars(WHERE, bag.holdBackChars);
+  const labels = readLabels(bag.labels);
+  const interpret = (value: unknown): PolicyDecision => interpretVerdict(value, labels);
   const run = classify as ClassifierPolicyOptions['classify'];
 
   const evaluate = (text: string, context: PolicyContext): PolicyDecision | Promise<PolicyDecision> => {
@@ -87,10 +96,20 @@ export function classifierPolicy(options: ClassifierPolicyOptions): PolicyEvalua
     } catch {
       return ERROR;
     }
-    return settle(outcome, timeoutMs, controller, context.signal);
+    return settle(outcome, timeoutMs, controller, context.signal, interpret);
   };
 
-  return Object.freeze({ name, phases, channels, holdBackChars, evaluate });
+  const detections = Object.freeze([...new Set([...labels, ...OWN_DETECTIONS])]);
+  return Object.freeze({ name, phases, channels, holdBackChars, detections, evaluate });
+}
+
+function readLabels(value: unknown): ReadonlySet<string> {
+  if (value === undefined) return new Set();
+  if (!Array.isArray(value)) throw new TypeError(`${WHERE}: labels must be an array, got ${describeType(value)}`);
+  for (const label of value as unknown[]) {
+    if (typeof label !== 'string' || !DETECTION_ID.test(label)) throw new TypeError(`${WHERE}: labels must be names of letters, digits and . _ : -`);
+  }
+  return new Set(value as string[]);
 }
 
 function readCadence(value: unknown): (context: PolicyContext) => boolean {
@@ -120,6 +139,7 @@ function settle(
   timeoutMs: number,
   controller: AbortController,
   callSignal: AbortSignal,
+  interpret: (value: unknown) => PolicyDecision,
 ): Promise<PolicyDecision> {
   return new Promise<PolicyDecision>((resolve) => {
     let done = false;
@@ -136,13 +156,13 @@ function settle(
     callSignal.addEventListener('abort', onCallAbort, { once: true });
     // Handlers stay attached after a timeout, so a late rejection is absorbed rather than unhandled.
     Promise.resolve(outcome).then(
-      (value) => finish(safeInterpret(value), false),
+      (value) => finish(safeInterpret(value, interpret), false),
       () => finish(ERROR, false),
     );
   });
 }
 
-function safeInterpret(value: unknown): PolicyDecision {
+function safeInterpret(value: unknown, interpret: (value: unknown) => PolicyDecision): PolicyDecision {
   try {
     return interpret(value);
   } catch {
@@ -151,14 +171,15 @@ function safeInterpret(value: unknown): PolicyDecision {
 }
 
 // Reads `allowed` and `label` once each: a getter cannot show validation one answer and use another.
-function interpret(value: unknown): PolicyDecision {
+function interpretVerdict(value: unknown, labels: ReadonlySet<string>): PolicyDecision {
   if (value === true) return ALLOWED;
   if (value === false) return DENIED;
   if (value === null || typeof value !== 'object') return NO_DECISION;
   const { allowed, label } = value as { allowed?: unknown; label?: unknown };
   if (allowed === true) return ALLOWED;
   if (allowed !== false) return NO_DECISION;
-  return typeof label === 'string' && DETECTION_ID.test(label) ? denial(label) : DENIED;
+  // A label is named only when it was declared: one the classifier made up could spell the text.
+  return typeof label === 'string' && labels.has(label) ? denial(label) : DENIED;
 }
 
 function denial(detection: string): PolicyDecision {

@@ -62,7 +62,7 @@ export function denyPatterns(patterns: readonly (string | RegExp)[], options?: D
     return Object.freeze({ allowed: false, detections: Object.freeze(detections) });
   };
 
-  return Object.freeze({ name, phases, channels, holdBackChars, evaluate });
+  return Object.freeze({ name, phases, channels, holdBackChars, detections: Object.freeze(matchers.map((m) => m.detection)), evaluate });
 }
 
 interface CompiledPatterns {

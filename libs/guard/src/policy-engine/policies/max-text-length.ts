@@ -11,7 +11,8 @@ export interface MaxTextLengthOptions {
 const WHERE = 'maxTextLength';
 const KNOWN_OPTIONS = ['name', 'phases', 'channels'] as const;
 const ALLOWED: PolicyDecision = Object.freeze({ allowed: true });
-const TOO_LONG: PolicyDecision = Object.freeze({ allowed: false, detections: Object.freeze(['max-text-length']) });
+const TOO_LONG_DETECTIONS: readonly string[] = Object.freeze(['max-text-length']);
+const TOO_LONG: PolicyDecision = Object.freeze({ allowed: false, detections: TOO_LONG_DETECTIONS });
 
 /** Denies a segment longer than `maxChars` UTF-16 code units. */
 export function maxTextLength(maxChars: number, options?: MaxTextLengthOptions): PolicyEvaluator {
@@ -32,5 +33,5 @@ export function maxTextLength(maxChars: number, options?: MaxTextLengthOptions):
   const evaluate = (text: string, context: PolicyContext): PolicyDecision =>
     Math.max(text.length, context.offset + text.length, context.segmentLength) <= maxChars ? ALLOWED : TOO_LONG;
 
-  return Object.freeze({ name, phases, channels, holdBackChars: 0, evaluate });
+  return Object.freeze({ name, phases, channels, holdBackChars: 0, detections: TOO_LONG_DETECTIONS, evaluate });
 }

@@ -134,7 +134,7 @@ export function piiSecrets(options?: PiiSecretsOptions): PolicyEvaluator {
     return Object.freeze({ allowed: false, detections: Object.freeze(detections) });
   };
 
-  return Object.freeze({ name, phases, channels, holdBackChars, evaluate });
+  return Object.freeze({ name, phases, channels, holdBackChars, detections: detectorIds, evaluate });
 }
 
 function finds(detector: Detector, text: string, isAllowlisted: ((value: string) => boolean) | undefined): boolean {
