@@ -328,7 +328,7 @@ describe('explain', () => {
     expect(execute).not.toHaveBeenCalled();
     expect(gk.simulate.length).toBe(2);
     expect(gk.explain.length).toBe(1);
-    expect(Object.keys(gk).sort()).toEqual(['decideFromFacts', 'evaluate', 'explain', 'load', 'mode', 'simulate', 'version']);
+    expect(Object.keys(gk).sort()).toEqual(['decideFromFacts', 'evaluate', 'explain', 'load', 'mode', 'policyIds', 'simulate', 'version']);
   });
 });
 

@@ -106,6 +106,8 @@ export interface Gatekeeper {
   readonly mode: GatekeeperMode;
   /** The bundle version currently in force. */
   version(): BundleVersion;
+  /** The ids of the policies of the bundle in force (what a decision's `policyId` can be). */
+  policyIds(): readonly string[];
   /** Decides a call and reports it to `onDecision`. Never throws. */
   evaluate(ctx: GatekeeperContext): GatekeeperDecision;
   /** The decision `evaluate` would make (in `mode`, default the gatekeeper's), with no record, no tool and no approval. */
@@ -153,6 +155,7 @@ interface CompiledBundle {
   readonly version: BundleVersion;
   /** Policies sorted by priority (descending), then id, for a deterministic order. */
   readonly policies: readonly CompiledPolicy[];
+  readonly policyIds: readonly string[];
 }
 
 const EFFECT_OF: Readonly<Record<GatekeeperRuleId, GatekeeperEffect>> = {
@@ -287,6 +290,7 @@ function compileBundle(input: unknown, revision: number | undefined, predicates:
   return Object.freeze({
     version: Object.freeze(revision === undefined ? { policySetId: bundle.policySetId } : { policySetId: bundle.policySetId, revision }),
     policies: Object.freeze(policies),
+    policyIds: Object.freeze(policies.map((p) => p.source.id)),
   });
 }
 
@@ -616,6 +620,7 @@ export function createGatekeeper(options: GatekeeperOptions): Gatekeeper {
   return Object.freeze({
     mode,
     version: () => current.version,
+    policyIds: () => current.policyIds,
     evaluate(ctx: GatekeeperContext): GatekeeperDecision {
       const { decision } = run(ctx, mode, false);
       if (options.onDecision === undefined) return decision;

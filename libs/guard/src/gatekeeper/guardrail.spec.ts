@@ -5,6 +5,7 @@ import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY, createGuardedAgent } from '../agent/index.js';
 import { AuditLogger } from '../audit/index.js';
+import { runGuardrails } from '../guardrails/run-guardrails.js';
 import { type GuardrailInput } from '../guardrails/types.js';
 import { scriptedModel } from '../testing/index.js';
 import { createGatekeeper, gatekeeperGuardrail, type GatekeeperMode } from './index.js';
@@ -42,6 +43,16 @@ function guardrail(mode: GatekeeperMode = 'enforce') {
 }
 
 describe('gatekeeperGuardrail', () => {
+  it('declares the detections of the bundle in force, and those of a bundle loaded later', async () => {
+    const gatekeeper = createGatekeeper({ bundle, revision: 4, validateInput: () => true });
+    const g = gatekeeperGuardrail(gatekeeper, { environment: 'prod' });
+    expect(g.detections).toEqual(expect.arrayContaining(['gatekeeper.deny', 'gatekeeper.bundle:tools@4', 'gatekeeper.policy:mail', 'gatekeeper.fault:GATEKEEPER.EVALUATION_FAILED']));
+    gatekeeper.load({ ...bundle, policies: [{ ...bundle.policies[0]!, id: 'mail-v2' }] }, 5);
+    const decision = await runGuardrails([g], input({ to: 'x@competitor.example' }));
+    expect(decision.verdict.detections).toEqual(expect.arrayContaining(['gatekeeper.deny', 'gatekeeper.bundle:tools@5', 'gatekeeper.policy:mail-v2']));
+    expect(decision.verdict.detections).not.toContain('undeclared');
+  });
+
   it('declares the tool-args placement only', () => {
     expect(guardrail().placements).toEqual(['tool-args']);
     expect(guardrail().name).toBe('gatekeeper');

@@ -31,6 +31,33 @@ export function bundleDetection(bundle: BundleVersion): string {
   return `gatekeeper.bundle:${bundle.policySetId}@${bundle.revision ?? '-'}`;
 }
 
+// The fault codes a decision can carry (every GATEKEEPER.* code the gatekeeper's evaluation raises).
+const FAULT_CODES = [
+  'EVALUATION_FAILED', 'EXPRESSION_FORBIDDEN_PATH', 'EXPRESSION_LIMIT', 'EXPRESSION_SYNTAX', 'INPUT_TOO_DEEP', 'NO_TOOL_CALL',
+  'PREDICATE_FAILED', 'PREDICATE_NOT_BOOLEAN', 'RECORD_FAILED', 'REWRITE_BOUND_EXCEEDED', 'REWRITE_FAILED', 'REWRITE_INVALID',
+  'REWRITE_NOT_OBJECT', 'REWRITE_PATH_CONFLICT', 'REWRITE_UNVALIDATED', 'REWRITE_VALUE_UNDEFINED', 'UNKNOWN_PREDICATE',
+] as const;
+const FIXED_DETECTIONS: readonly string[] = Object.freeze([
+  ...(['allow', 'deny', 'require-approval', 'rewrite'] as const).map((effect) => `gatekeeper.${effect}`),
+  ...FAULT_CODES.map((code) => `gatekeeper.fault:GATEKEEPER.${code}`),
+]);
+
+/**
+ * What the gatekeeper guardrail declares under the bundle in force: its effects and fault codes, the
+ * bundle's version and its policies' ids: the operator's configuration, never the tool arguments.
+ */
+function declaredUnder(gatekeeper: Gatekeeper): () => readonly string[] {
+  let cached: { readonly version: BundleVersion; readonly names: readonly string[] } | undefined;
+  return () => {
+    const version = gatekeeper.version();
+    if (cached?.version !== version) {
+      const policies = gatekeeper.policyIds().map((id) => `gatekeeper.policy:${id}`);
+      cached = { version, names: Object.freeze([...FIXED_DETECTIONS, bundleDetection(version), ...policies]) };
+    }
+    return cached.names;
+  };
+}
+
 const ACTION_OF = { allow: 'allow', deny: 'deny', 'require-approval': 'approve', rewrite: 'rewrite' } as const;
 const REASON_OF: Readonly<Record<GatekeeperEffect, GuardrailReasonCode>> = { allow: 'policy.allowed', deny: 'policy.denied', 'require-approval': 'policy.approval-required', rewrite: 'policy.rewritten' };
 
@@ -77,9 +104,14 @@ export function verdictOf(decision: GatekeeperDecision): GatekeeperVerdict {
  * (agent, tenant, actor, run) and `options.environment`; the tool arguments are only `input`.
  */
 export function gatekeeperGuardrail(gatekeeper: Gatekeeper, options: GatekeeperGuardrailOptions = {}): Guardrail {
+  const declared = declaredUnder(gatekeeper);
   return Object.freeze({
     name: options.name ?? 'gatekeeper',
     placements: Object.freeze(['tool-args'] as const),
+    // A getter: a new bundle brings new policy ids and a new version to name.
+    get detections() {
+      return declared();
+    },
     check(input: GuardrailInput): GatekeeperVerdict {
       const bundle = gatekeeper.version();
       try {

@@ -58,8 +58,12 @@ describe('createPiiGuardrail', () => {
 
 describe('createModerationGuardrail', () => {
   it('trips above the threshold with the configured action and category names', async () => {
-    const g = createModerationGuardrail({ classify: async () => ({ score: 0.9, categories: ['violence'] }), threshold: 0.8, action: 'deny' });
+    const g = createModerationGuardrail({ classify: async () => ({ score: 0.9, categories: ['violence', 'order.q7z'] }), threshold: 0.8, action: 'deny', categories: ['violence'] });
+    expect(g.detections).toEqual(['moderation.flagged', 'moderation.violence']);
     expect(await g.check(input('text'))).toMatchObject({ action: 'deny', detections: ['moderation.violence'] });
+    // A category the classifier made up is not named: it could spell the text.
+    const unconfigured = createModerationGuardrail({ classify: async () => ({ score: 0.9, categories: ['q7z'] }), threshold: 0.8, action: 'deny' });
+    expect(await unconfigured.check(input('text'))).toMatchObject({ action: 'deny', detections: ['moderation.flagged'] });
   });
 
   it('allows at or below the threshold and passes the text and a signal to the classifier', async () => {

@@ -30,6 +30,7 @@ function rule(name: string, placement: GuardrailPlacement, action: GuardrailActi
   return {
     name,
     placements: [placement],
+    detections: [`${name}.hit`, ...(extra.detections ?? [])],
     check: ({ value }) => (when(value) ? { action, outcome: 'complete', detections: [`${name}.hit`], reason: `refused by ${name}`, ...extra } : { action: 'allow', outcome: 'complete', detections: [] }),
   };
 }

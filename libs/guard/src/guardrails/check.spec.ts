@@ -7,6 +7,7 @@ import { type Guardrail, type GuardrailVerdict } from './types.js';
 const denyWord = (word: string, action: GuardrailVerdict['action'] = 'deny'): Guardrail => ({
   name: `no-${word}`,
   placements: ['pre-prompt', 'post-model'],
+  detections: [`word.${word}`],
   check: ({ value }) => (JSON.stringify(value).includes(word) ? { action, outcome: 'complete', detections: [`word.${word}`], reason: 'word not allowed' } : { action: 'allow', outcome: 'complete', detections: [] }),
 });
 

@@ -129,10 +129,11 @@ describe('a detection name that carries the judged content', () => {
 
   it('from a policy that declares nothing is only the marker, and its denial still stands', async () => {
     const legacy: PolicyEvaluator = { name: 'legacy', phases: ['input'], channels: ['answer'], evaluate: () => ({ allowed: false, detections: ['order:q7z', 'n.4242'] }) };
+    // segmentLength in both places: the request's shape is changing under the Unicode work.
     const outcome = await evaluatePolicies(snapshotPolicies([legacy], 'test'), {
       phase: 'input', channel: 'answer', final: true, timeoutMs: 1000, segmentLength: 1,
-      textFor: () => ({ text: 'x', offset: 0, previousSegmentLength: 0 }),
-    });
+      textFor: () => ({ text: 'x', offset: 0, segmentLength: 1, previousSegmentLength: 0 }),
+    } as never);
     expect(outcome).toEqual({ kind: 'denied', policy: 'legacy', detections: ['undeclared'] });
   });
 

@@ -22,6 +22,12 @@ export interface ModerationGuardrailOptions {
   readonly name?: string;
   /** Default every placement but `egress`. */
   readonly placements?: readonly GuardrailPlacement[];
+  /**
+   * The categories the classifier may name (letters, digits, `. _ -`): each is declared as the
+   * detection `moderation.<category>`. A category outside this list is not named; a trip that names
+   * none of them is `moderation.flagged`. Default none.
+   */
+  readonly categories?: readonly string[];
 }
 
 const CATEGORY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -39,12 +45,20 @@ function textOf(value: JsonValue): string {
   return parts.join('\n');
 }
 
+function readCategories(value: unknown): ReadonlySet<string> {
+  if (value === undefined) return new Set();
+  if (!Array.isArray(value) || value.some((c) => typeof c !== 'string' || !CATEGORY.test(c))) {
+    throw new TypeError('createModerationGuardrail: categories must be names of letters, digits and . _ -');
+  }
+  return new Set(value as string[]);
+}
+
 const fault = (reason: GuardrailReasonCode): GuardrailVerdict => ({ action: 'deny', outcome: 'partial', detections: [], reason });
 
 /**
  * Asks the user's classifier about the text of the value (string leaves of JSON, joined). A score above
  * `threshold` (or `flagged: true`) trips with `action`; a classifier that throws, times out or answers
- * with something else is deny/partial. Detections are `moderation.<category>` or `moderation.flagged`.
+ * with something else is deny/partial. Detections are `moderation.<category>` (of `categories`) or `moderation.flagged`.
  */
 export function createModerationGuardrail(options: ModerationGuardrailOptions): Guardrail {
   if (options === null || typeof options !== 'object' || typeof options.classify !== 'function') throw new TypeError('createModerationGuardrail: classify must be a function');
@@ -56,9 +70,12 @@ export function createModerationGuardrail(options: ModerationGuardrailOptions): 
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw new TypeError('createModerationGuardrail: timeoutMs must be a positive integer');
   const placements = options.placements ?? GUARDRAIL_PLACEMENTS.filter((p) => p !== 'egress');
   const classify = options.classify;
+  const categories = readCategories(options.categories);
+  const detections = Object.freeze(['moderation.flagged', ...[...categories].map((c) => `moderation.${c}`)]);
   return Object.freeze({
     name: options.name ?? 'moderation',
     placements: Object.freeze([...placements]),
+    detections,
     async check({ value, placement, signal }: GuardrailInput): Promise<GuardrailVerdict> {
       const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
       let answer: unknown;
@@ -76,13 +93,14 @@ export function createModerationGuardrail(options: ModerationGuardrailOptions): 
         return fault(deadline.aborted ? 'moderation.timeout' : 'moderation.failed');
       }
       if (answer === null || typeof answer !== 'object') return fault('moderation.no-score');
-      const { score, flagged, categories } = answer as { score?: unknown; flagged?: unknown; categories?: unknown };
+      const { score, flagged, categories: reported } = answer as { score?: unknown; flagged?: unknown; categories?: unknown };
       let trips: boolean;
       if (typeof score === 'number' && score >= 0 && score <= 1) trips = score > threshold;
       else if (typeof flagged === 'boolean' && score === undefined) trips = flagged;
       else return fault('moderation.no-score');
       if (!trips) return { action: 'allow', outcome: 'complete', detections: [] };
-      const named = Array.isArray(categories) ? categories.filter((c): c is string => typeof c === 'string' && CATEGORY.test(c)).slice(0, 16).map((c) => `moderation.${c}`) : [];
+      // Only configured categories are named: one the classifier made up could spell the text.
+      const named = Array.isArray(reported) ? reported.filter((c): c is string => typeof c === 'string' && categories.has(c)).slice(0, 16).map((c) => `moderation.${c}`) : [];
       return { action, outcome: 'complete', detections: named.length > 0 ? named : ['moderation.flagged'], reason: 'moderation.flagged' };
     },
   });

@@ -79,6 +79,7 @@ export function createPiiGuardrail(options: PiiGuardrailOptions = {}): Guardrail
   return Object.freeze({
     name: options.name ?? 'pii',
     placements: Object.freeze([...placements]),
+    detections: Object.freeze(frozenRules.map((r) => `pii.${r}`)),
     check({ value }: GuardrailInput): GuardrailVerdict {
       const found = new Set<PiiRule>();
       const masked = maskJson(value, frozenRules, found);

@@ -42,6 +42,7 @@ registerGuardrail('moderation', (options) => {
   return Object.freeze({
     name: 'moderation',
     placements: GUARDRAIL_PLACEMENTS,
+    detections: Object.freeze(['moderation.no-classifier']),
     check: () => ({ action: 'deny' as const, outcome: 'partial' as const, detections: ['moderation.no-classifier'], reason: 'moderation.no-classifier' }),
   });
 });

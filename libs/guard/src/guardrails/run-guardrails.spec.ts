@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { runGuardrails, validateVerdict } from './run-guardrails.js';
+import { runGuardrails, validateGuardrails, validateVerdict } from './run-guardrails.js';
 import { type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
 
 const input = (value: GuardrailInput['value'] = 'hello there', placement: GuardrailPlacement = 'tool-args'): GuardrailInput => ({ placement, value, context: { agentId: 'a' }, signal: new AbortController().signal });
@@ -8,6 +8,7 @@ function guardrail(name: string, verdict: GuardrailVerdict | (() => unknown), pl
   return {
     name,
     placements,
+    ...(typeof verdict === 'function' ? {} : { detections: verdict.detections }),
     check: () => {
       calls.push(name);
       return (typeof verdict === 'function' ? verdict() : verdict) as GuardrailVerdict;
@@ -127,5 +128,24 @@ describe('validateVerdict', () => {
     const v = validateVerdict({ action: 'observe', outcome: 'complete', detections: ['pii.email'], reason: 'pii.detected' });
     expect(v).toEqual({ action: 'observe', outcome: 'complete', detections: ['pii.email'], reason: 'pii.detected' });
     expect(Object.isFrozen(v)).toBe(true);
+  });
+});
+
+describe('declared detections', () => {
+  it('refuses a guardrail whose declaration is not a list of names', () => {
+    const bad = (detections: unknown) => ({ name: 'g', placements: ['tool-args'], detections, check: () => allow }) as unknown as Guardrail;
+    expect(() => validateGuardrails([bad('pii.email')], 'test')).toThrow(TypeError);
+    expect(() => validateGuardrails([bad(['an email'])], 'test')).toThrow(TypeError);
+    expect(validateGuardrails([bad(['pii.email', 'schema.$ref', 'gatekeeper.bundle:set@3'])], 'test')).toHaveLength(1);
+  });
+
+  it('records a declared name beside a $ (schema.$ref) instead of refusing the verdict', async () => {
+    const refs = guardrail('schema', { action: 'deny', outcome: 'complete', detections: ['schema.$ref', 'schema.required'], reason: 'schema.invalid' });
+    expect((await runGuardrails([refs], input())).verdict).toMatchObject({ action: 'deny', outcome: 'complete', detections: ['schema.$ref', 'schema.required'] });
+  });
+
+  it('treats a declaration getter that throws as declaring nothing, and keeps the verdict', async () => {
+    const throwing = { name: 'g', placements: ['tool-args'], get detections(): string[] { throw new Error('x'); }, check: () => deny } as Guardrail;
+    expect((await runGuardrails([throwing], input())).verdict).toMatchObject({ action: 'deny', detections: ['undeclared'] });
   });
 });

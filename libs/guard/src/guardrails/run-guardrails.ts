@@ -1,4 +1,5 @@
 import { type JsonValue } from '@gatehouse/contracts';
+import { NOTHING_DECLARED, readDeclaredDetections, screenDetections } from '../policy-engine/declared-detections.js';
 import { type GuardrailReasonCode, isGuardrailReasonCode } from './reasons.js';
 import { type Guardrail, type GuardrailAction, type GuardrailInput, type GuardrailOutcome, type GuardrailVerdict } from './types.js';
 
@@ -29,8 +30,11 @@ export interface RunGuardrailsOptions {
 const ACTIONS: ReadonlySet<string> = new Set<GuardrailAction>(['allow', 'observe', 'mask', 'rewrite', 'deny', 'approve', 'halt']);
 const OUTCOMES: ReadonlySet<string> = new Set<GuardrailOutcome>(['complete', 'partial']);
 const VERDICT_FIELDS: ReadonlySet<string> = new Set(['action', 'outcome', 'detections', 'reason', 'payload']);
-/** A detection is a name (`pii.email`), never matched text. */
-const DETECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
+/**
+ * A detection is a name (`pii.email`, `schema.$ref`), never matched text; and a declared one
+ * (`Guardrail.detections`).
+ */
+const DETECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._:@/$-]{0,127}$/;
 const MAX_DETECTIONS = 64;
 const DEFAULT_TIMEOUT_MS = 5_000;
 
@@ -122,7 +126,7 @@ async function checkOne(guardrail: Guardrail, input: GuardrailInput, timeoutMs: 
     if (answer === 'timeout') return { verdict: faultVerdict('timeout'), fault: 'timeout' };
     const verdict = validateVerdict(answer);
     if (!verdict) return { verdict: faultVerdict('invalid-verdict'), fault: 'invalid-verdict' };
-    return { verdict };
+    return { verdict: withDeclaredDetections(verdict, declaredBy(guardrail)) };
   } catch {
     // The error's message may quote the value: it is dropped, only the fault is kept.
     return { verdict: faultVerdict('threw'), fault: 'threw' };
@@ -131,7 +135,36 @@ async function checkOne(guardrail: Guardrail, input: GuardrailInput, timeoutMs: 
   }
 }
 
-/** Throws a TypeError unless `guardrails` is an array of guardrails with unique names. */
+// Parsed once per declaration array (a getter that returns the same array costs nothing more).
+const declarations = new WeakMap<object, ReadonlySet<string>>();
+
+/** The names `guardrail` declares now; a declaration that is no longer valid declares nothing. */
+function declaredBy(guardrail: Guardrail): ReadonlySet<string> {
+  let listed: unknown;
+  try {
+    listed = guardrail.detections;
+    if (listed === undefined) return NOTHING_DECLARED;
+    const known = declarations.get(listed as object);
+    if (known) return known;
+    const parsed = readDeclaredDetections(listed, '', DETECTION_NAME);
+    declarations.set(listed as object, parsed);
+    return parsed;
+  } catch {
+    return NOTHING_DECLARED;
+  }
+}
+
+/** The verdict with its undeclared detection names replaced by one `undeclared` marker. */
+function withDeclaredDetections(verdict: GuardrailVerdict, declared: ReadonlySet<string>): GuardrailVerdict {
+  const detections = screenDetections(verdict.detections, declared, MAX_DETECTIONS);
+  const same = detections.length === verdict.detections.length && detections.every((d, i) => d === verdict.detections[i]);
+  return same ? verdict : Object.freeze({ ...verdict, detections });
+}
+
+/**
+ * Throws a TypeError unless `guardrails` is an array of guardrails with unique names, each with a
+ * valid `detections` declaration when it has one.
+ */
 export function validateGuardrails(guardrails: unknown, where: string): readonly Guardrail[] {
   if (!Array.isArray(guardrails)) throw new TypeError(`${where}: guardrails must be an array`);
   const names = new Set<string>();
@@ -141,6 +174,7 @@ export function validateGuardrails(guardrails: unknown, where: string): readonly
       throw new TypeError(`${where}: guardrails[${index}] must have a name, placements and a check function`);
     }
     if (names.has(candidate.name)) throw new TypeError(`${where}: guardrail name "${candidate.name}" is used twice`);
+    readDeclaredDetections(candidate.detections, `${where}: guardrail "${candidate.name}"`, DETECTION_NAME);
     names.add(candidate.name);
   });
   return Object.freeze([...(guardrails as Guardrail[])]);

@@ -13,8 +13,16 @@ import {
   prepareJsonSchema,
   validateInstance,
 } from './json-schema/index.js';
+import { KEYWORDS } from './json-schema/keywords.js';
 import { type GuardrailReasonCode } from './reasons.js';
 import type { Guardrail, GuardrailInput, GuardrailVerdict } from './types.js';
+
+// Every detection the guardrail reports: a failing keyword the interpreter knows (with the names a
+// failure can take besides its keyword: a `false` subschema, min/maxContains, then/else), or unusable.
+const SCHEMA_DETECTIONS: readonly string[] = Object.freeze([
+  ...[...KEYWORDS.keys(), 'false', 'minContains', 'maxContains', 'then', 'else'].map((k) => `schema.${k}`),
+  'schema.unusable',
+]);
 
 /** The JSON Schema drafts the adapter understands. */
 export type SchemaDraft = '4' | '7' | '2019-09' | '2020-12';
@@ -124,6 +132,7 @@ export function createSchemaGuardrail(options: SchemaGuardrailOptions = {}): Gua
   return {
     name: options.name ?? 'schema',
     placements: ['tool-args'],
+    detections: SCHEMA_DETECTIONS,
     check(input: GuardrailInput): GuardrailVerdict {
       if (input.placement !== 'tool-args') {
         return partialDeny('schema.wrong-placement');

@@ -27,7 +27,10 @@ export type GuardrailOutcome = 'complete' | 'partial';
 export interface GuardrailVerdict {
   readonly action: GuardrailAction;
   readonly outcome: GuardrailOutcome;
-  /** Names of what was detected (`pii.email`, `schema.required`), never the detected text. */
+  /**
+   * Names of what was detected (`pii.email`, `schema.required`), never the detected text: names
+   * the guardrail declared (`Guardrail.detections`); any other is recorded as `undeclared`.
+   */
   readonly detections: readonly string[];
   /**
    * A code of the reason catalogue (`GUARDRAIL_REASONS`: `limit.exceeded`, `pii.detected`, ...).
@@ -61,5 +64,13 @@ export interface GuardrailInput {
 export interface Guardrail {
   readonly name: string;
   readonly placements: readonly GuardrailPlacement[];
+  /**
+   * Every detection name the guardrail may report (letters, digits and `. _ : @ / -`), fixed by its
+   * configuration, never by a value it judged. The runner reads it with each verdict and records
+   * any other name as one `undeclared` marker. Absent: verdicts stand, but name nothing. A
+   * guardrail whose rules change at run time (the gatekeeper, on a new bundle) may declare
+   * through a getter.
+   */
+  readonly detections?: readonly string[];
   check(input: GuardrailInput): GuardrailVerdict | Promise<GuardrailVerdict>;
 }

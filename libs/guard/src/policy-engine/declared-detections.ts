@@ -4,7 +4,8 @@
 // it saw anything pass, and the rest collapse into one marker (one: their count is a channel too).
 import { UNDECLARED_DETECTION } from './types.js';
 
-const NOTHING_DECLARED: ReadonlySet<string> = Object.freeze(new Set<string>());
+/** The declaration of a policy or guardrail that declares nothing: every name it reports is undeclared. */
+export const NOTHING_DECLARED: ReadonlySet<string> = Object.freeze(new Set<string>());
 
 /**
  * Reads a `detections` declaration: absent is the empty set (every reported name is undeclared),
@@ -15,7 +16,7 @@ export function readDeclaredDetections(value: unknown, where: string, shape: Reg
   if (!Array.isArray(value)) throw new TypeError(`${where}: detections must be an array of names`);
   const names = new Set<string>();
   for (const name of value as unknown[]) {
-    if (typeof name !== 'string' || !shape.test(name)) throw new TypeError(`${where}: detections must be names of letters, digits and . _ : -`);
+    if (typeof name !== 'string' || !shape.test(name)) throw new TypeError(`${where}: detections must be detection names (${String(shape)})`);
     names.add(name);
   }
   return names;
