@@ -187,6 +187,8 @@ describe('input policies read tool calls and results in the conversation', () =>
 describe('input policies refuse what they cannot classify', () => {
   it('refuses a part of an unknown type', async () => {
     const message = { id: 'm1', role: 'user', createdAt: new Date(), content: { format: 2, parts: [{ type: 'hologram', payload: 'x' }, { type: 'text', text: 'hi' }] } };
-    await expectRefused([message], 'POLICY.EVALUATION_FAILED');
+    // The input asset guard runs first and refuses it too (a part it cannot read could name a file);
+    // the policies' own refusal of an unknown part is in extract-text.spec.ts.
+    await expectRefused([message], 'ASSET.UNRECOGNIZED_REFERENCE');
   });
 });
