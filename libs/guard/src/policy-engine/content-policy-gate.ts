@@ -3,7 +3,7 @@ import { type AuditLogger } from '../audit/audit-logger.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
-import { evaluatePolicies, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
+import { evaluatePolicies, type PolicySnapshot, snapshotPolicies, wholeText } from './evaluate.js';
 import { type PolicyEvaluator, policyDenialReason } from './types.js';
 
 export interface ContentPolicyGateOptions {
@@ -60,8 +60,7 @@ export function createContentPolicyGate(options: ContentPolicyGateOptions): Cont
         channel: 'answer',
         final: true,
         timeoutMs,
-        segmentLength: text.length,
-        textFor: () => ({ text, offset: 0, previousSegmentLength: 0 }),
+        textFor: wholeText(text),
       });
       const actor = actorFromRequestContext(input.requestContext);
       const base = {

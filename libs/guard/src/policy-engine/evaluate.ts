@@ -1,5 +1,7 @@
+import { normalizedView } from './normalized-view.js';
 import {
   DETECTION_ID,
+  type PolicyDecision,
   type OutputChannel,
   OUTPUT_CHANNELS,
   POLICY_PHASES,
@@ -19,6 +21,8 @@ export interface PolicySnapshot {
   readonly window: number | undefined;
   /** The detection names the policy declared; a verdict's other names are recorded as `undeclared`. */
   readonly detections: ReadonlySet<string>;
+  /** The text it judges: the normalized view or the source as written. */
+  readonly reads: 'normalized' | 'source';
   readonly evaluate: PolicyEvaluator['evaluate'];
 }
 
@@ -29,7 +33,7 @@ export function snapshotPolicies(policies: readonly PolicyEvaluator[], where: st
   return Object.freeze(
     policies.map((policy, index) => {
       if (policy === null || typeof policy !== 'object') throw new TypeError(`${where}: policies[${index}] is not a policy`);
-      const { name, phases, channels, holdBackChars, detections, evaluate } = policy;
+      const { name, phases, channels, holdBackChars, detections, evaluate, reads } = policy;
       if (typeof name !== 'string' || !DETECTION_ID.test(name)) throw new TypeError(`${where}: policies[${index}] needs a name of letters, digits, . _ : -`);
       if (names.has(name)) throw new TypeError(`${where}: two policies are named "${name}"`);
       names.add(name);
@@ -40,6 +44,7 @@ export function snapshotPolicies(policies: readonly PolicyEvaluator[], where: st
       if (!Array.isArray(channels) || channels.length === 0 || channels.some((c) => !OUTPUT_CHANNELS.includes(c))) {
         throw new TypeError(`${where}: policy "${name}" has invalid channels`);
       }
+      if (reads !== undefined && reads !== 'normalized' && reads !== 'source') throw new TypeError(`${where}: policy "${name}" reads must be "normalized" or "source"`);
       if (holdBackChars !== undefined && (typeof holdBackChars !== 'number' || Number.isNaN(holdBackChars) || holdBackChars < 0)) {
         throw new TypeError(`${where}: policy "${name}" has an invalid holdBackChars`);
       }
@@ -49,6 +54,7 @@ export function snapshotPolicies(policies: readonly PolicyEvaluator[], where: st
         channels: new Set(channels),
         window: holdBackChars === undefined || !Number.isFinite(holdBackChars) ? undefined : Math.ceil(holdBackChars),
         detections: readDeclaredDetections(detections, `${where}: policy "${name}"`, DETECTION_ID),
+        reads: reads ?? 'normalized',
         evaluate: evaluate.bind(policy),
       });
     }),
@@ -60,15 +66,36 @@ export type EvaluationOutcome =
   | { readonly kind: 'denied'; readonly policy: string; readonly detections: readonly string[] }
   | { readonly kind: 'error'; readonly policy: string; readonly code: 'POLICY.EVALUATION_FAILED' | 'POLICY.EVALUATION_TIMEOUT' | 'POLICY.INVALID_DECISION' };
 
+/** What one policy is given to judge: its text, and where that text sits in the segment. */
+export interface PolicyText {
+  readonly text: string;
+  readonly offset: number;
+  readonly segmentLength: number;
+  readonly previousSegmentLength: number;
+}
+
 export interface EvaluationRequest {
   readonly phase: PolicyPhase;
   readonly channel: OutputChannel;
   readonly final: boolean;
   readonly signal?: AbortSignal | undefined;
   readonly timeoutMs: number;
-  /** The text a policy judges: the whole segment, or a window of it for streaming. */
-  readonly textFor: (policy: PolicySnapshot) => { text: string; offset: number; previousSegmentLength: number };
-  readonly segmentLength: number;
+  /** The text a policy judges: the whole segment, or a window of it for streaming, in the form the policy reads. */
+  readonly textFor: (policy: PolicySnapshot) => PolicyText;
+}
+
+/** `textFor` of a whole text: the normalized view (folded once, when a policy first asks) or the source. */
+export function wholeText(source: string): (policy: PolicySnapshot) => PolicyText {
+  let view: PolicyText | undefined;
+  const asWritten: PolicyText = { text: source, offset: 0, segmentLength: source.length, previousSegmentLength: 0 };
+  return (policy) => {
+    if (policy.reads === 'source') return asWritten;
+    if (view === undefined) {
+      const text = normalizedView(source);
+      view = { text, offset: 0, segmentLength: text.length, previousSegmentLength: 0 };
+    }
+    return view;
+  };
 }
 
 /** Policies that judge `phase` on `channel`, in order. */
@@ -76,7 +103,7 @@ export function applicable(policies: readonly PolicySnapshot[], phase: PolicyPha
   return policies.filter((p) => p.phases.has(phase) && p.channels.has(channel));
 }
 
-async function withDeadline<T>(work: Promise<T>, ms: number, controller: AbortController): Promise<T | typeof TIMEOUT> {
+async function withDeadline<T>(work: PromiseLike<T>, ms: number, controller: AbortController): Promise<T | typeof TIMEOUT> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<typeof TIMEOUT>((resolve) => {
     timer = setTimeout(() => {
@@ -92,47 +119,88 @@ async function withDeadline<T>(work: Promise<T>, ms: number, controller: AbortCo
 }
 const TIMEOUT = Symbol('timeout');
 
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+}
+
 /**
  * The heart of the content boundary: runs the applicable policies in order and returns
  * the first denial or error. Every throw, timeout or malformed verdict is a failure, never
- * an allow.
+ * an allow. A policy that answers synchronously needs no deadline (no timer can interrupt it)
+ * and no promise: while every policy answers at once the outcome is returned at once (a stream
+ * judges every chunk, and each promise costs there); only a promise is raced against a deadline.
  */
-export async function evaluatePolicies(policies: readonly PolicySnapshot[], request: EvaluationRequest): Promise<EvaluationOutcome> {
-  for (const policy of applicable(policies, request.phase, request.channel)) {
-    const controller = new AbortController();
-    const onAbort = () => controller.abort();
-    request.signal?.addEventListener('abort', onAbort, { once: true });
+export function evaluatePolicies(policies: readonly PolicySnapshot[], request: EvaluationRequest): EvaluationOutcome | Promise<EvaluationOutcome> {
+  return evaluateFrom(policies, request, 0, undefined);
+}
+
+// Runs policies[from..] until one answers with a promise, which the rest then waits for.
+function evaluateFrom(policies: readonly PolicySnapshot[], request: EvaluationRequest, from: number, controller: AbortController | undefined): EvaluationOutcome | Promise<EvaluationOutcome> {
+  for (let index = from; index < policies.length; index++) {
+    const policy = policies[index]!;
+    if (!policy.phases.has(request.phase) || !policy.channels.has(request.channel)) continue;
+    // The signal a policy gets: one per evaluation, aborted with the caller's or at a deadline.
+    controller ??= linkedController(request.signal);
+    const live = controller;
+    let verdict: unknown;
     try {
-      const { text, offset, previousSegmentLength } = request.textFor(policy);
-      const verdict = await withDeadline(
-        Promise.resolve().then(() =>
-          policy.evaluate(text, {
-            phase: request.phase,
-            channel: request.channel,
-            offset,
-            segmentLength: request.segmentLength,
-            previousSegmentLength,
-            final: request.final,
-            signal: controller.signal,
-          }),
-        ),
-        request.timeoutMs,
-        controller,
-      );
-      if (verdict === TIMEOUT) return { kind: 'error', policy: policy.name, code: 'POLICY.EVALUATION_TIMEOUT' };
-      if (verdict === null || typeof verdict !== 'object' || typeof verdict.allowed !== 'boolean') {
-        return { kind: 'error', policy: policy.name, code: 'POLICY.INVALID_DECISION' };
-      }
-      if (!verdict.allowed) {
-        // Only the names the policy declared, and `undeclared` for the rest.
-        const raw: readonly unknown[] = Array.isArray(verdict.detections) ? verdict.detections : [];
-        return { kind: 'denied', policy: policy.name, detections: screenDetections(raw, policy.detections, MAX_DETECTIONS) };
-      }
+      const { text, offset, segmentLength, previousSegmentLength } = request.textFor(policy);
+      verdict = policy.evaluate(text, { phase: request.phase, channel: request.channel, offset, segmentLength, previousSegmentLength, final: request.final, signal: live.signal });
     } catch {
-      return { kind: 'error', policy: policy.name, code: 'POLICY.EVALUATION_FAILED' };
-    } finally {
-      request.signal?.removeEventListener('abort', onAbort);
+      return failed(policy, 'POLICY.EVALUATION_FAILED', controller);
     }
+    if (isThenable(verdict)) {
+      return withDeadline(verdict, request.timeoutMs, live).then(
+        (settled) => {
+          const outcome = judged(policy, settled);
+          if (outcome !== undefined) return release(outcome, live);
+          return evaluateFrom(policies, request, index + 1, live);
+        },
+        () => failed(policy, 'POLICY.EVALUATION_FAILED', live),
+      );
+    }
+    const outcome = judged(policy, verdict);
+    if (outcome !== undefined) return release(outcome, controller);
   }
-  return { kind: 'allowed' };
+  return release(ALLOWED_OUTCOME, controller);
+}
+
+const ALLOWED_OUTCOME: EvaluationOutcome = Object.freeze({ kind: 'allowed' });
+const linkedSignals = new WeakMap<AbortController, () => void>();
+
+function linkedController(signal: AbortSignal | undefined): AbortController {
+  const controller = new AbortController();
+  if (signal !== undefined) {
+    if (signal.aborted) controller.abort();
+    const onAbort = () => controller.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    linkedSignals.set(controller, () => signal.removeEventListener('abort', onAbort));
+  }
+  return controller;
+}
+
+function release(outcome: EvaluationOutcome, controller: AbortController | undefined): EvaluationOutcome {
+  if (controller !== undefined) linkedSignals.get(controller)?.();
+  return outcome;
+}
+
+function failed(policy: PolicySnapshot, code: 'POLICY.EVALUATION_FAILED' | 'POLICY.EVALUATION_TIMEOUT' | 'POLICY.INVALID_DECISION', controller: AbortController | undefined): EvaluationOutcome {
+  return release({ kind: 'error', policy: policy.name, code }, controller);
+}
+
+// A verdict's outcome, or undefined when it allows (the next policy decides).
+function judged(policy: PolicySnapshot, verdict: unknown): EvaluationOutcome | undefined {
+  if (verdict === TIMEOUT) return { kind: 'error', policy: policy.name, code: 'POLICY.EVALUATION_TIMEOUT' };
+  if (verdict === null || typeof verdict !== 'object' || typeof (verdict as { allowed?: unknown }).allowed !== 'boolean') {
+    return { kind: 'error', policy: policy.name, code: 'POLICY.INVALID_DECISION' };
+  }
+  if ((verdict as { allowed: boolean }).allowed) return undefined;
+  return { kind: 'denied', policy: policy.name, detections: denialDetections(verdict as PolicyDecision, policy.detections) };
+}
+
+// What a denial may name: the names its policy declared, at most 32, and `undeclared` for the rest.
+function denialDetections(verdict: PolicyDecision, declared: ReadonlySet<string>): readonly string[] {
+  const listed = (verdict as { detections?: unknown }).detections;
+  const raw: readonly unknown[] = Array.isArray(listed) ? listed : [];
+  return screenDetections(raw, declared, MAX_DETECTIONS);
 }

@@ -11,10 +11,10 @@ import { type AuditBoundary } from '../audit/types.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { type Abort, AUDIT_UNAVAILABLE_REASON, isTripWire, recordGateDecision } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
-import { applicable, type EvaluationOutcome, evaluatePolicies, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
+import { applicable, type EvaluationOutcome, evaluatePolicies, type PolicySnapshot, snapshotPolicies, wholeText } from './evaluate.js';
 import { canonicalSnapshot } from './canonical-snapshot.js';
 import { extractInputText, extractMessageText, instructionTexts, systemMessagesOf } from './extract-text.js';
-import { releasableLength, windowStart } from './hold-back.js';
+import { StreamJudge } from './stream-judge.js';
 import { type OutputChannel, type PolicyEvaluator, type PolicyPhase, policyDenialReason } from './types.js';
 
 export interface PolicyEngineOptions {
@@ -39,18 +39,6 @@ export const POLICY_ERROR_REASON = 'Content policy evaluation failed';
 
 const OPTION_FIELDS = new Set(['policies', 'holdBack', 'audit', 'resource', 'evaluationTimeoutMs', 'trustedInstructions']);
 const STREAM_STATE = Symbol.for('gatehouse.policy-engine.stream');
-
-interface Segment {
-  readonly channel: OutputChannel;
-  text: string;
-  released: number;
-  /** Per policy: segment length at its last evaluation. */
-  readonly judged: Map<string, number>;
-}
-
-interface StreamState {
-  readonly segments: Map<string, Segment>;
-}
 
 const CHANNEL_OF: Record<string, { channel: OutputChannel; edge: 'delta' | 'end' }> = {
   'text-delta': { channel: 'answer', edge: 'delta' },
@@ -106,15 +94,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
         await this.decide('input', 'input', 'answer', { kind: 'error', policy: 'message-reader', code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
         return messages;
       }
-      const outcome = await evaluatePolicies(this.policies, {
-        phase: 'input',
-        channel: 'answer',
-        final: true,
-        signal: abortSignal,
-        timeoutMs: this.timeoutMs,
-        segmentLength: whole.length,
-        textFor: () => ({ text: whole, offset: 0, previousSegmentLength: 0 }),
-      });
+      const outcome = await this.judgeWhole(whole, 'input', 'answer', abortSignal);
       await this.decide('input', 'input', 'answer', outcome, requestContext, abort);
       return messages;
     } catch (error) {
@@ -129,48 +109,37 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
       const shape = CHANNEL_OF[part.type];
       if (!shape) return part;
       const payload = (part as { payload?: { id?: unknown; text?: unknown } }).payload ?? {};
-      const stream = streamState(state);
-      const key = `${shape.channel}:${String(payload.id ?? '')}`;
-      let segment = stream.segments.get(key);
-      if (!segment) {
-        segment = { channel: shape.channel, text: '', released: 0, judged: new Map() };
-        stream.segments.set(key, segment);
-      }
-      const policies = applicable(this.policies, 'output', shape.channel);
+      const judge = streamJudgeOf(state, () => this.streamJudge());
+      const id = String(payload.id ?? '');
       if (shape.edge === 'delta') {
         if (typeof payload.text !== 'string') {
           await this.decide('stream', 'output', shape.channel, { kind: 'error', policy: 'stream-reader', code: 'POLICY.INVALID_DECISION' }, requestContext, abort);
           return null;
         }
-        segment.text += payload.text;
-        const outcome = await this.judgeSegment(segment, policies, false, abortSignal);
-        if (outcome.kind !== 'allowed') {
-          await this.decide('stream', 'output', shape.channel, outcome, requestContext, abort);
+        const verdict = await judge.delta(shape.channel, id, payload.text, abortSignal);
+        if (verdict.kind === 'refuse') {
+          await this.decide('stream', 'output', shape.channel, verdict.outcome, requestContext, abort);
           return null;
         }
-        if (!this.holdBack) {
-          segment.released = segment.text.length;
-          return part;
-        }
-        const releasable = releasableLength(segment.text, policies);
-        if (releasable <= segment.released) return null;
-        const text = segment.text.slice(segment.released, releasable);
-        segment.released = releasable;
-        return { ...part, payload: { ...payload, text } } as ChunkType;
+        if (verdict.text.length === 0) return null;
+        return verdict.text === payload.text ? part : ({ ...part, payload: { ...payload, text: verdict.text } } as ChunkType);
       }
-      // End of a segment: judge it whole, then release what was held.
-      const outcome = await this.judgeSegment(segment, policies, true, abortSignal);
-      stream.segments.delete(key);
+      // End of a segment: judged whole, then what was held is released.
+      const verdict = await judge.end(shape.channel, id, abortSignal);
       // Allows are recorded once per channel by processOutputResult; here only refusals.
-      if (outcome.kind !== 'allowed') await this.decide('stream', 'output', shape.channel, outcome, requestContext, abort);
-      const rest = segment.text.slice(segment.released);
-      if (rest.length === 0) return part;
+      if (verdict.kind === 'refuse') await this.decide('stream', 'output', shape.channel, verdict.outcome, requestContext, abort);
+      if (verdict.kind === 'refuse' || verdict.text.length === 0) return part;
       // A processor returns one chunk per chunk: the held tail takes the end chunk's place.
       const deltaType = shape.channel === 'answer' ? 'text-delta' : 'reasoning-delta';
-      return { ...part, type: deltaType, payload: { id: payload.id, text: rest } } as ChunkType;
+      return { ...part, type: deltaType, payload: { id: payload.id, text: verdict.text } } as ChunkType;
     } catch (error) {
       return this.failClosed(error, 'stream', 'output', requestContext, abort);
     }
+  }
+
+  /** A fresh judge of one stream's blocks under these policies (with this engine's hold-back). */
+  streamJudge(): StreamJudge {
+    return new StreamJudge(this.policies, this.holdBack, this.timeoutMs);
   }
 
   async processOutputResult(args: ProcessOutputResultArgs): Promise<ProcessOutputResultArgs['messages']> {
@@ -231,16 +200,8 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   }
 
   // One evaluation of a whole text (not a stream window): `final` unless a snapshot says otherwise.
-  private judgeWhole(text: string, phase: PolicyPhase, channel: OutputChannel, signal: AbortSignal | undefined, final = true): Promise<EvaluationOutcome> {
-    return evaluatePolicies(this.policies, {
-      phase,
-      channel,
-      final,
-      signal,
-      timeoutMs: this.timeoutMs,
-      segmentLength: text.length,
-      textFor: () => ({ text, offset: 0, previousSegmentLength: 0 }),
-    });
+  private judgeWhole(text: string, phase: PolicyPhase, channel: OutputChannel, signal: AbortSignal | undefined, final = true): EvaluationOutcome | Promise<EvaluationOutcome> {
+    return evaluatePolicies(this.policies, { phase, channel, final, signal, timeoutMs: this.timeoutMs, textFor: wholeText(text) });
   }
 
   /**
@@ -259,22 +220,23 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
     return { ...part, object: JSON.parse(canonical) as unknown } as ChunkType;
   }
 
-  private judgeSegment(segment: Segment, policies: PolicySnapshot[], final: boolean, signal: AbortSignal | undefined): Promise<EvaluationOutcome> {
-    const text = segment.text;
-    return evaluatePolicies(policies, {
-      phase: 'output',
-      channel: segment.channel,
-      final,
-      signal,
-      timeoutMs: this.timeoutMs,
-      segmentLength: text.length,
-      textFor: (policy) => {
-        const previous = segment.judged.get(policy.name) ?? 0;
-        segment.judged.set(policy.name, text.length);
-        const start = final || policy.window === undefined ? 0 : windowStart(text, previous, policy.window);
-        return { text: start === 0 ? text : text.slice(start), offset: start, previousSegmentLength: previous };
-      },
-    });
+  /**
+   * Records a stream refusal found outside Mastra's processors (the guarded agent's own stream
+   * reader) and returns what the caller is told: the static reason and code, never content.
+   */
+  async recordStreamRefusal(channel: OutputChannel, outcome: Exclude<EvaluationOutcome, { kind: 'allowed' }>, requestContext: unknown): Promise<{ reason: string; code: string }> {
+    let told: { reason: string; code: string } | undefined;
+    const abort: Abort = (reason, options) => {
+      const code = (options?.metadata as { code?: unknown } | undefined)?.code;
+      told = { reason: reason ?? POLICY_ERROR_REASON, code: typeof code === 'string' ? code : 'POLICY.EVALUATION_FAILED' };
+      throw STOP;
+    };
+    try {
+      await this.decide('stream', 'output', channel, outcome, requestContext, abort);
+    } catch (error) {
+      if (error !== STOP) throw error;
+    }
+    return told ?? { reason: POLICY_ERROR_REASON, code: 'POLICY.EVALUATION_FAILED' };
   }
 
   /** Records the outcome and aborts on anything but an allow (or when the record is refused). */
@@ -329,12 +291,15 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   }
 }
 
-function streamState(state: Record<string, unknown> | undefined): StreamState {
-  const holder = (state ?? {}) as Record<symbol, StreamState | undefined>;
-  let stream = holder[STREAM_STATE];
-  if (!stream) {
-    stream = { segments: new Map() };
-    holder[STREAM_STATE] = stream;
+function streamJudgeOf(state: Record<string, unknown> | undefined, create: () => StreamJudge): StreamJudge {
+  const holder = (state ?? {}) as Record<symbol, StreamJudge | undefined>;
+  let judge = holder[STREAM_STATE];
+  if (!judge) {
+    judge = create();
+    holder[STREAM_STATE] = judge;
   }
-  return stream;
+  return judge;
 }
+
+// Ends decide()'s abort when a refusal is only recorded (recordStreamRefusal).
+const STOP = Symbol('recorded');

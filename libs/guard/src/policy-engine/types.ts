@@ -68,6 +68,14 @@ export interface PolicyEvaluator {
    */
   readonly holdBackChars?: number;
   /**
+   * Which text the policy judges: `normalized` (default) is the normalized view
+   * (normalized-view.ts: NFKD, marks and format characters dropped, confusables folded to Latin,
+   * whitespace runs as one space), and `holdBackChars` counts characters of that view; `source` is
+   * the text as written, for a policy that must see it (a model-based classifier, a detector of
+   * invisible characters), with `holdBackChars` in UTF-16 code units of it.
+   */
+  readonly reads?: 'normalized' | 'source';
+  /**
    * Every detection name this policy may report, fixed when it is built (before any text is
    * seen); each matches `DETECTION_ID`. The engine copies it at construction, and a verdict's
    * name outside it is recorded as `UNDECLARED_DETECTION`. Absent: the policy's denials still

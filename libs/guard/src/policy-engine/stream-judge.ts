@@ -1,0 +1,150 @@
+// The content policies on a live stream: each block (an answer or reasoning text block) is judged
+// as it grows, and with hold-back only what every policy has already judged together with what
+// can follow it is released. Windows count characters of the normalized view (normalized-view.ts)
+// for the policies that read it, and map back to source offsets for release.
+import { type EvaluationOutcome, evaluatePolicies, type PolicySnapshot } from './evaluate.js';
+import { releasableSource, windowStart } from './hold-back.js';
+import { NormalizedText } from './normalized-view.js';
+import { type OutputChannel } from './types.js';
+
+/** What a block's new text allows: release this much of the source now, or refuse the stream. */
+export type StreamVerdict =
+  | { readonly kind: 'release'; readonly text: string }
+  | { readonly kind: 'refuse'; readonly outcome: Exclude<EvaluationOutcome, { kind: 'allowed' }> };
+
+interface Segment {
+  readonly channel: OutputChannel;
+  readonly policies: ChannelPolicies;
+  /** The text so far, as written and as the normalized view policies read. */
+  readonly text: NormalizedText;
+  /** Source code units released. */
+  released: number;
+  /** Per policy: length of the text it read (view or source) at its last evaluation. */
+  readonly judged: Map<string, number>;
+}
+
+const NOTHING: StreamVerdict = Object.freeze({ kind: 'release', text: '' });
+// Drop the judged and released start of a block from what is kept at hand once it is this long.
+const KEEP_SLACK = 2048;
+
+interface ChannelPolicies {
+  readonly all: readonly PolicySnapshot[];
+  readonly view: readonly PolicySnapshot[];
+  readonly source: readonly PolicySnapshot[];
+  /** Every policy bounded: the start of a block can be dropped from what the next judgement reads. */
+  readonly bounded: boolean;
+}
+
+/** One stream's blocks under the output policies. */
+export class StreamJudge {
+  private readonly segments = new Map<string, Segment>();
+  private readonly byChannel: ReadonlyMap<OutputChannel, ChannelPolicies>;
+
+  constructor(
+    policies: readonly PolicySnapshot[],
+    private readonly holdBack: boolean,
+    private readonly timeoutMs: number,
+  ) {
+    const byChannel = new Map<OutputChannel, ChannelPolicies>();
+    for (const channel of ['answer', 'reasoning', 'object'] as const) {
+      const all = policies.filter((p) => p.phases.has('output') && p.channels.has(channel));
+      byChannel.set(channel, {
+        all,
+        view: all.filter((p) => p.reads !== 'source'),
+        source: all.filter((p) => p.reads === 'source'),
+        bounded: all.every((p) => p.window !== undefined),
+      });
+    }
+    this.byChannel = byChannel;
+  }
+
+  /** New text of block `id`: judged with what came before it (within each policy's window). Synchronous while every policy is. */
+  delta(channel: OutputChannel, id: string, text: string, signal: AbortSignal | undefined): StreamVerdict | Promise<StreamVerdict> {
+    const segment = this.segment(channel, id);
+    segment.text.append(text);
+    return settle(this.judge(segment, false, signal), (outcome) => this.release(segment, outcome));
+  }
+
+  /** The end of block `id`: judged whole; what was held is released. */
+  end(channel: OutputChannel, id: string, signal: AbortSignal | undefined): StreamVerdict | Promise<StreamVerdict> {
+    const key = `${channel}:${id}`;
+    const segment = this.segments.get(key);
+    if (segment === undefined) return NOTHING;
+    this.segments.delete(key);
+    return settle(this.judge(segment, true, signal), (outcome): StreamVerdict => {
+      if (outcome.kind !== 'allowed') return { kind: 'refuse', outcome };
+      const rest = segment.text.sourceBetween(segment.released, segment.text.written.length);
+      return rest.length === 0 ? NOTHING : { kind: 'release', text: rest };
+    });
+  }
+
+  private release(segment: Segment, outcome: EvaluationOutcome): StreamVerdict {
+    if (outcome.kind !== 'allowed') return { kind: 'refuse', outcome };
+    const { text: written, policies } = segment;
+    const releasable = this.holdBack ? releasableSource(written, policies.view, policies.source) : written.written.length;
+    if (releasable <= segment.released) return NOTHING;
+    const released = written.sourceBetween(segment.released, releasable);
+    segment.released = releasable;
+    if (policies.bounded) keepOnlyWhatIsRead(segment);
+    return { kind: 'release', text: released };
+  }
+
+  /** The stream stopped: what is held is never released. */
+  drop(): void {
+    this.segments.clear();
+  }
+
+  private segment(channel: OutputChannel, id: string): Segment {
+    const key = `${channel}:${id}`;
+    let segment = this.segments.get(key);
+    if (!segment) {
+      segment = { channel, policies: this.byChannel.get(channel) ?? NO_POLICIES, text: new NormalizedText(), released: 0, judged: new Map() };
+      this.segments.set(key, segment);
+    }
+    return segment;
+  }
+
+  private judge(segment: Segment, final: boolean, signal: AbortSignal | undefined): EvaluationOutcome | Promise<EvaluationOutcome> {
+    const { text } = segment;
+    return evaluatePolicies(segment.policies.all, {
+      phase: 'output',
+      channel: segment.channel,
+      final,
+      signal,
+      timeoutMs: this.timeoutMs,
+      textFor: (policy) => {
+        // A policy reads the view (windows counted in it) or the source as written; the end of a
+        // block, or a policy without a window, reads all of it.
+        const read = policy.reads === 'source' ? text.written : text.view;
+        const previous = segment.judged.get(policy.name) ?? 0;
+        segment.judged.set(policy.name, read.length);
+        if (final || policy.window === undefined) {
+          const whole = policy.reads === 'source' ? text.source : text.text;
+          return { text: whole, offset: 0, segmentLength: whole.length, previousSegmentLength: previous };
+        }
+        const start = windowStart(read, previous, policy.window);
+        return { text: read.slice(start), offset: start, segmentLength: read.length, previousSegmentLength: previous };
+      },
+    });
+  }
+}
+
+const NO_POLICIES: ChannelPolicies = Object.freeze({ all: [], view: [], source: [], bounded: true });
+
+// Every policy bounded: the next judgement of each starts at its window before the current end (or
+// at the token it cuts), and nothing before what was released is shown again. Drop the rest from
+// what is kept at hand (the whole stays for the end of the block).
+function keepOnlyWhatIsRead(segment: Segment): void {
+  const { text, policies } = segment;
+  let keepView = text.view.length;
+  for (const policy of policies.view) keepView = Math.min(keepView, windowStart(text.view, text.view.length, policy.window!));
+  let keepSource = Math.min(segment.released, text.sourceOffset(keepView));
+  for (const policy of policies.source) keepSource = Math.min(keepSource, windowStart(text.written, text.written.length, policy.window!));
+  if (keepView - text.keptFrom < KEEP_SLACK) return;
+  text.keepFrom(keepView, keepSource);
+}
+
+/** `then` for a value that may or may not be a promise: synchronous when it is not. */
+export function settle<T, R>(value: T | Promise<T>, next: (value: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
