@@ -7,6 +7,7 @@
 // `raw`) are reduced by the caller's view (caller-stream.ts), which reads this stream.
 import { type ChunkType } from '@mastra/core/stream';
 import { type PostModelOutcome } from '../guardrails/agent-guardrails.js';
+import { pipeStages, type StreamStage } from './stream-stages.js';
 
 /** How a held stream ended, once it has. */
 export type HeldAnswerEnd =
@@ -34,22 +35,34 @@ const FAULT_REASON = 'Guardrail evaluation failed';
 // Chunks after which the run produces nothing more: a block still open was cut short.
 const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 
+/** The hold as a stage of the guarded stream, with how it ended. */
+export interface AnswerHoldStage extends StreamStage {
+  readonly ended: Promise<HeldAnswerEnd>;
+}
+
 /**
- * Holds each text block of `source` until a judge has passed it. A block ends at its `text-end`:
- * give it a stream whose blocks all have one (`restoreTextEnds`), since a block without one is
- * never judged and never shown.
+ * Holds each text block until a judge has passed it. A block ends at its `text-end`: put the
+ * text-end restorer before it, since a block without one is never judged and never shown.
  */
-export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswerOptions): HeldAnswer {
+export function createAnswerHold(options: HoldAnswerOptions): AnswerHoldStage {
   const held = new Map<string, string[]>();
   let released = '';
+  let stopped = false;
   let settle!: (end: HeldAnswerEnd) => void;
   const ended = new Promise<HeldAnswerEnd>((resolve) => (settle = resolve));
-  const reader = source.getReader();
 
-  type Step = { out: ChunkType[]; stop?: Exclude<HeldAnswerEnd, { kind: 'finished' }> };
+  // A refusal or halt: the held text is dropped, the run stopped, and a tripwire is the last chunk.
+  const refuse = (stop: Exclude<HeldAnswerEnd, { kind: 'finished' }>, at: ChunkType): ChunkType[] => {
+    held.clear();
+    stopped = true;
+    options.stop();
+    settle(stop);
+    const code = stop.kind === 'halted' ? 'GUARDRAIL.HALTED' : stop.code;
+    return [{ type: 'tripwire', runId: at.runId, from: at.from, payload: { reason: stop.reason, processorId: options.processorId, metadata: { code, guardrail: stop.by } } } as ChunkType];
+  };
 
   // Judges one held block and releases it: the judged text as one delta, then the block's end.
-  const release = async (id: string, end: ChunkType): Promise<Step> => {
+  const release = async (id: string, end: ChunkType): Promise<ChunkType[]> => {
     const text = (held.get(id) ?? []).join('');
     held.delete(id);
     let outcome: PostModelOutcome;
@@ -58,84 +71,58 @@ export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswe
     } catch {
       outcome = { kind: 'refused', code: 'GUARDRAIL.FAULT', reason: FAULT_REASON, by: 'guardrail' };
     }
-    if (outcome.kind !== 'pass') return { out: [], stop: outcome };
-    if (outcome.text.length === 0) return { out: [end] };
+    if (outcome.kind !== 'pass') return refuse(outcome, end);
+    if (outcome.text.length === 0) return [end];
     released += outcome.text;
-    return { out: [{ type: 'text-delta', runId: end.runId, from: end.from, payload: { id, text: outcome.text } } as ChunkType, end] };
+    return [{ type: 'text-delta', runId: end.runId, from: end.from, payload: { id, text: outcome.text } } as ChunkType, end];
   };
 
-  // What one source chunk becomes: the chunks to release, and the end when it stops the stream.
-  const step = async (chunk: ChunkType): Promise<Step> => {
-    const id = String(payloadOf(chunk)?.['id'] ?? '');
-    switch (chunk.type) {
-      case 'text-start':
-        held.set(id, []);
-        return { out: [chunk] };
-      case 'text-delta': {
-        const text = payloadOf(chunk)?.['text'];
-        // A delta that is not text cannot be judged: refuse rather than pass it through unread.
-        if (typeof text !== 'string') return { out: [], stop: { kind: 'refused', code: 'GUARDRAIL.FAULT', reason: FAULT_REASON, by: 'stream-reader' } };
-        const parts = held.get(id) ?? [];
-        parts.push(text);
-        held.set(id, parts);
-        return { out: [] };
-      }
-      case 'text-end':
-        return release(id, chunk);
-      default:
-        // The run stopped: what is held was never judged and is never shown.
-        if (RUN_STOPS.has(chunk.type)) held.clear();
-        return { out: [chunk] };
-    }
+  const finished = (): void => {
+    // A block still held had no `text-end`: never judged, so never shown.
+    held.clear();
+    settle({ kind: 'finished', text: released });
   };
 
-  const stream = new ReadableStream<ChunkType>({
-    async pull(controller) {
-      for (;;) {
-        let next: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          next = await reader.read();
-        } catch (error) {
-          // The run failed: what was held is dropped, what was released stands.
-          held.clear();
-          settle({ kind: 'finished', text: released });
-          controller.error(error);
-          return;
+  return {
+    ended,
+    get done() {
+      return stopped;
+    },
+    push(chunk) {
+      const id = String(payloadOf(chunk)?.['id'] ?? '');
+      switch (chunk.type) {
+        case 'text-start':
+          held.set(id, []);
+          return [chunk];
+        case 'text-delta': {
+          const text = payloadOf(chunk)?.['text'];
+          // A delta that is not text cannot be judged: refuse rather than pass it through unread.
+          if (typeof text !== 'string') return refuse({ kind: 'refused', code: 'GUARDRAIL.FAULT', reason: FAULT_REASON, by: 'stream-reader' }, chunk);
+          const parts = held.get(id) ?? [];
+          parts.push(text);
+          held.set(id, parts);
+          return [];
         }
-        if (next.done) {
-          // A block still held had no `text-end`: never judged, so never shown.
-          held.clear();
-          settle({ kind: 'finished', text: released });
-          controller.close();
-          return;
-        }
-        const { out, stop } = await step(next.value);
-        if (stop) {
-          held.clear();
-          options.stop();
-          const code = stop.kind === 'halted' ? 'GUARDRAIL.HALTED' : stop.code;
-          controller.enqueue({
-            type: 'tripwire',
-            runId: next.value.runId,
-            from: next.value.from,
-            payload: { reason: stop.reason, processorId: options.processorId, metadata: { code, guardrail: stop.by } },
-          } as ChunkType);
-          settle(stop);
-          controller.close();
-          void reader.cancel().catch(() => undefined);
-          return;
-        }
-        for (const chunk of out) controller.enqueue(chunk);
-        if (out.length > 0) return;
+        case 'text-end':
+          return release(id, chunk);
+        default:
+          // The run stopped: what is held was never judged and is never shown.
+          if (RUN_STOPS.has(chunk.type)) held.clear();
+          return [chunk];
       }
     },
-    cancel(reason) {
-      held.clear();
-      settle({ kind: 'finished', text: released });
-      return reader.cancel(reason);
+    end() {
+      finished();
+      return [];
     },
-  });
-  return { stream, ended };
+    abandon: finished,
+  };
+}
+
+/** `source` with every text block judged before it is released (the hold on its own). */
+export function holdAnswer(source: ReadableStream<ChunkType>, options: HoldAnswerOptions): HeldAnswer {
+  const hold = createAnswerHold(options);
+  return { stream: pipeStages(source, [hold]), ended: hold.ended };
 }
 
 // A chunk's payload as a record (the object chunks have none).
@@ -145,34 +132,44 @@ function payloadOf(chunk: ChunkType): Record<string, unknown> | undefined {
 }
 
 /**
- * The stream with every text block closed by its `text-end`. The content policies' hold-back
- * releases a block's held tail in place of its `text-end` (a Mastra processor returns one chunk
- * per chunk); a consumer that waits for the end of a block gets it back here, before the next
- * chunk that is not text (or the end of the stream), unless the run stopped (an `error`,
- * `abort` or `tripwire` chunk) first. Nothing is held: chunks pass as they come.
+ * Closes every text block with its `text-end`. The content policies' hold-back releases a
+ * block's held tail in place of its `text-end` (a Mastra processor returns one chunk per chunk);
+ * a consumer that waits for the end of a block gets it back here, before the next chunk that is
+ * not text (or the end of the stream), unless the run stopped (an `error`, `abort` or `tripwire`
+ * chunk) first. Nothing is held: chunks pass as they come.
  */
-export function restoreTextEnds(source: ReadableStream<ChunkType>): ReadableStream<ChunkType> {
+export function createTextEndRestorer(): StreamStage {
   const open = new Map<string, ChunkType>();
-  const closeOpen = (controller: TransformStreamDefaultController<ChunkType>, next: ChunkType | undefined): void => {
-    for (const [id, last] of open) {
-      controller.enqueue({ type: 'text-end', runId: next?.runId ?? last.runId, from: next?.from ?? last.from, payload: { id } } as ChunkType);
-    }
+  const closeOpen = (next: ChunkType | undefined): ChunkType[] => {
+    const out: ChunkType[] = [];
+    for (const [id, last] of open) out.push({ type: 'text-end', runId: next?.runId ?? last.runId, from: next?.from ?? last.from, payload: { id } } as ChunkType);
     open.clear();
+    return out;
   };
-  return source.pipeThrough(
-    new TransformStream<ChunkType, ChunkType>({
-      transform(chunk, controller) {
+  return {
+    push(chunk) {
+      const type = chunk.type;
+      if (type === 'text-delta' || type === 'text-start') {
         const id = String(payloadOf(chunk)?.['id'] ?? '');
-        if (chunk.type === 'text-start' || chunk.type === 'text-delta') open.set(id, chunk);
-        else if (chunk.type === 'text-end') open.delete(id);
-        // The run stopped: a block it cut short did not end, and is not closed.
-        else if (RUN_STOPS.has(chunk.type)) open.clear();
-        else if (open.size > 0 && !chunk.type.startsWith('reasoning') && chunk.type !== 'response-metadata' && chunk.type !== 'raw') closeOpen(controller, chunk);
-        controller.enqueue(chunk);
-      },
-      flush(controller) {
-        closeOpen(controller, undefined);
-      },
-    }),
-  );
+        if (!open.has(id)) open.set(id, chunk);
+        return [chunk];
+      }
+      if (type === 'text-end') {
+        open.delete(String(payloadOf(chunk)?.['id'] ?? ''));
+        return [chunk];
+      }
+      // The run stopped: a block it cut short did not end, and is not closed.
+      if (RUN_STOPS.has(type)) open.clear();
+      else if (open.size > 0 && !type.startsWith('reasoning') && type !== 'response-metadata' && type !== 'raw') return [...closeOpen(chunk), chunk];
+      return [chunk];
+    },
+    end() {
+      return closeOpen(undefined);
+    },
+  };
+}
+
+/** `source` with every text block closed by its `text-end` (the restorer on its own). */
+export function restoreTextEnds(source: ReadableStream<ChunkType>): ReadableStream<ChunkType> {
+  return pipeStages(source, [createTextEndRestorer()]);
 }

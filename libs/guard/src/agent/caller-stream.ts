@@ -15,6 +15,7 @@
 // refused a step (its tools did not run), the stream ends there with a `tripwire` chunk.
 import { type ChunkType } from '@mastra/core/stream';
 import { type StepGate, STEP_GATE_PROCESSOR_ID } from './step-gate.js';
+import { pipeStages, type StreamStage } from './stream-stages.js';
 
 export interface CallerViewOptions {
   /** This call's step gate: a refused step ends the caller's stream. */
@@ -35,6 +36,8 @@ const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 
 const ids = (...keys: string[]): Shape => (payload) => pick(payload, keys);
 const same: Shape = (payload) => payload;
+// The most frequent chunk by far: built directly rather than through `pick`.
+const textDelta: Shape = (payload) => ({ id: payload['id'], text: payload['text'] });
 
 /** A `step-finish`/`finish` payload without the step's text, steps, messages, request or tool calls. */
 const stepEnd: Shape = (payload) => {
@@ -63,10 +66,11 @@ const errorName: Shape = (payload) => {
 };
 
 /**
- * The caller's stream. `source` is the guarded run's stream with text already judged (after the
- * hold, when there is one).
+ * The caller's view as a stage of the guarded stream: `source` chunks are the guarded run's with
+ * text already judged (after the hold, when there is one). It is done after a chunk that stops
+ * the run, or once the step gate refused a step (it then adds the tripwire itself).
  */
-export function callerView(source: ReadableStream<ChunkType>, options: CallerViewOptions): ReadableStream<ChunkType> {
+export function createCallerView(options: CallerViewOptions): StreamStage {
   // A tool's content, judged: shown as it is (a canonical copy), or replaced by `withheld: true`.
   const judged = (field: string, keys: string[]): Shape => async (payload) => {
     const kept = pick(payload, keys);
@@ -79,10 +83,10 @@ export function callerView(source: ReadableStream<ChunkType>, options: CallerVie
     'step-start': ids('messageId', 'startedAt'),
     'response-metadata': ids(...MODEL_FIELDS),
     'text-start': ids('id'),
-    'text-delta': ids('id', 'text'),
+    'text-delta': textDelta,
     'text-end': ids('id'),
     'reasoning-start': ids('id'),
-    'reasoning-delta': ids('id', 'text'),
+    'reasoning-delta': textDelta,
     'reasoning-end': ids('id'),
     'tool-call-input-streaming-start': ids('toolCallId', 'toolName'),
     'tool-call-input-streaming-end': ids('toolCallId'),
@@ -97,54 +101,45 @@ export function callerView(source: ReadableStream<ChunkType>, options: CallerVie
     error: errorName,
     abort: same,
   };
-  const reader = source.getReader();
   let done = false;
-  const end = (controller: ReadableStreamDefaultController<ChunkType>, last?: ChunkType): void => {
+  let last: ChunkType | undefined;
+  // The end of the caller's stream: the step gate's tripwire when it refused a step and no tripwire came.
+  const close = (): ChunkType[] => {
     done = true;
     const refusal = options.gate.refused;
     options.gate.close();
-    if (refusal && last?.type !== 'tripwire') {
-      options.stop();
-      controller.enqueue({
-        type: 'tripwire',
-        runId: last?.runId,
-        from: last?.from,
-        payload: { reason: refusal.reason, processorId: STEP_GATE_PROCESSOR_ID, metadata: { code: refusal.code } },
-      } as ChunkType);
-    }
-    controller.close();
-    void reader.cancel().catch(() => undefined);
+    if (!refusal || last?.type === 'tripwire') return [];
+    options.stop();
+    return [{ type: 'tripwire', runId: last?.runId, from: last?.from, payload: { reason: refusal.reason, processorId: STEP_GATE_PROCESSOR_ID, metadata: { code: refusal.code } } } as ChunkType];
   };
-  return new ReadableStream<ChunkType>({
-    async pull(controller) {
-      while (!done) {
-        let next: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          next = await reader.read();
-        } catch (error) {
-          done = true;
-          options.gate.close();
-          controller.error(error);
-          return;
-        }
-        if (next.done) return end(controller);
-        const chunk = next.value;
-        // A refused step's tools did not run: what follows it (their refusals, the step's end) is not shown.
-        if (options.gate.refused && !RUN_STOPS.has(chunk.type)) return end(controller, chunk);
-        const shape = shapes[chunk.type];
-        if (shape === undefined) continue;
-        const payload = record((chunk as { payload?: unknown }).payload) ?? {};
-        controller.enqueue({ type: chunk.type, runId: chunk.runId, from: chunk.from, payload: await shape(payload) } as ChunkType);
-        if (RUN_STOPS.has(chunk.type)) return end(controller, chunk);
-        return;
-      }
+  return {
+    get done() {
+      return done;
     },
-    cancel(reason) {
+    push(chunk) {
+      // A refused step's tools did not run: what follows it (their refusals, the step's end) is not shown.
+      if (options.gate.refused && !RUN_STOPS.has(chunk.type)) return close();
+      const shape = shapes[chunk.type];
+      if (shape === undefined) return [];
+      const emit = (payload: Payload): ChunkType[] => {
+        const out = { type: chunk.type, runId: chunk.runId, from: chunk.from, payload } as ChunkType;
+        last = out;
+        return RUN_STOPS.has(chunk.type) ? [out, ...close()] : [out];
+      };
+      const shaped = shape(record((chunk as { payload?: unknown }).payload) ?? {});
+      return shaped instanceof Promise ? shaped.then(emit) : emit(shaped);
+    },
+    end: close,
+    abandon() {
       done = true;
       options.gate.close();
-      return reader.cancel(reason);
     },
-  });
+  };
+}
+
+/** `source` through the caller's view on its own (the guarded agent pumps it with the other stages). */
+export function callerView(source: ReadableStream<ChunkType>, options: CallerViewOptions): ReadableStream<ChunkType> {
+  return pipeStages(source, [createCallerView(options)]);
 }
 
 function record(value: unknown): Payload | undefined {

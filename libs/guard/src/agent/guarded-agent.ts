@@ -11,8 +11,10 @@ import { type PolicyEvaluator } from '../policy-engine/types.js';
 import { type PrincipalKind } from '../rbac/actor.js';
 import { RBACMiddleware } from '../rbac/rbac-middleware.js';
 import { assertNoSystemMessages, type GuardedCallOptions, validateCallOptions } from './call-options.js';
-import { holdAnswer, restoreTextEnds } from './answer-hold.js';
-import { callerView } from './caller-stream.js';
+import { createAnswerHold, createTextEndRestorer } from './answer-hold.js';
+import { createCallerView } from './caller-stream.js';
+import { createContentStage } from './content-stage.js';
+import { pumpStages, type StageSink } from './stream-stages.js';
 import { InputAssetGuard, normalizeAssetOrigins } from './input-assets.js';
 import { gateTools, openStepGate, shareStepGate, STEP_GATE_PROCESSOR_ID, StepGateProcessor, type StepRefusal } from './step-gate.js';
 
@@ -212,7 +214,9 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     ...(config.memory === undefined ? {} : { memory: config.memory }),
     inputProcessors: [rbac, ...inputProcessors, assets, engine, ...guardrailProcessors] as InputProcessor[],
     // The guardrails come last: `post-model` rewrites the answer Mastra stores in memory after the policies judged it.
-    outputProcessors: [...outputProcessors, engine, ...guardrailProcessors, stepGate] as OutputProcessor[],
+    // The policies judge the live stream in the guarded stream's own reader (content-stage.ts), not
+    // as a processor of every chunk: here they judge the final output (what memory stores).
+    outputProcessors: [...outputProcessors, finalOutputOf(engine), ...guardrailProcessors, stepGate] as OutputProcessor[],
   });
   // Registered with a silent logger: Mastra prints aborts to the console otherwise, and the
   // audit trail, not stderr, is where decisions belong.
@@ -298,33 +302,37 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
         if (gate.refused) return refusedResult(gate.refused, runId());
         return Object.freeze({ stopReason: tripwire ? ('tripwire' as const) : ('finished' as const), text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : finishReason, tripwire, runId: runId() });
       };
-      // With post-model guardrails each text block is held until judged (see answer-hold.ts).
-      const source = restoreTextEnds(output.fullStream as ReadableStream<ChunkType>);
-      const held = judgesAnswer
-        ? holdAnswer(source, {
+      // One reader of the run's chunks, through the stages (text ends restored; with post-model
+      // guardrails each text block held until judged, see answer-hold.ts; the caller's view), into
+      // the caller's two streams. It reads as fast as the run writes, so result() settles whether
+      // or not the caller reads, and a judgement never waits on the caller's pace.
+      const hold = judgesAnswer
+        ? createAnswerHold({
             judge: (text) => judgeAnswerOnce(guardrailOptions, text, requestContext, valid.abortSignal),
             stop: () => stopper.abort(),
             processorId: GUARDRAIL_PROCESSOR_ID,
           })
         : undefined;
-      const shown = callerView(held?.stream ?? source, {
-        gate,
-        judgeShown: (value) => engine.judgeShown(value, requestContext, valid.abortSignal),
+      const content = createContentStage({
+        judge: engine.streamJudge(),
+        record: (channel, outcome) => engine.recordStreamRefusal(channel, outcome, requestContext),
         stop: () => stopper.abort(),
+        signal: valid.abortSignal,
+        processorId: engine.id,
       });
-      // One view, three readers: the caller's chunks, the caller's text, and result(), which
-      // reads to the end itself so it settles whether or not the caller reads.
-      const [forResult, forCaller] = shown.tee();
-      const [fullStream, forText] = forCaller.tee();
-      let drained: Promise<void> | undefined;
+      const view = createCallerView({ gate, judgeShown: (value) => engine.judgeShown(value, requestContext, valid.abortSignal), stop: () => stopper.abort() });
+      const caller = callerStreams();
+      const stages = [createTextEndRestorer(), content, ...(hold ? [hold] : []), view];
+      const pumped = pumpStages(output.fullStream as ReadableStream<ChunkType>, stages, caller.sink);
       return Object.freeze({
-        fullStream,
-        textStream: forText.pipeThrough(textOnly()),
+        fullStream: caller.fullStream,
+        textStream: caller.textStream,
         async result(): Promise<GuardedGenerateResult> {
-          drained ??= drain(forResult);
-          await drained;
-          if (!held) return finish(await output.text);
-          const end = await held.ended;
+          await pumped;
+          const judged = await content.ended;
+          if (judged.kind === 'refused') return refusedResult(judged, runId(), engine.id);
+          if (!hold) return finish(judged.text);
+          const end = await hold.ended;
           if (end.kind === 'halted') {
             started!.run.halted ??= { by: end.by, reason: end.reason };
             return haltedResult(started!.run.halted);
@@ -340,38 +348,100 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
   return Object.freeze(handle);
 }
 
-// A call whose step the step gate refused: its tools did not run, and it shows no text.
-function refusedResult(refusal: StepRefusal, runId: string | undefined): GuardedGenerateResult {
+// A call a gate refused (by default the step gate: the step's tools did not run); it shows no text.
+function refusedResult(refusal: StepRefusal, runId: string | undefined, processorId: string = STEP_GATE_PROCESSOR_ID): GuardedGenerateResult {
   return Object.freeze({
     stopReason: 'tripwire' as const,
     text: '',
     finishReason: 'tripwire',
-    tripwire: Object.freeze({ reason: refusal.reason, code: refusal.code, processorId: STEP_GATE_PROCESSOR_ID }),
+    tripwire: Object.freeze({ reason: refusal.reason, code: refusal.code, processorId }),
     runId,
   });
 }
 
-// Reads a stream to its end, ignoring what it carries (and a failure: result() reports the run).
-async function drain(stream: ReadableStream<unknown>): Promise<void> {
-  const reader = stream.getReader();
-  try {
-    while (!(await reader.read()).done) {
-      // nothing to keep
-    }
-  } catch {
-    // the run's failure is reported by result()
-  }
+// The engine as an output processor of the final output only (its input side runs as an input processor).
+function finalOutputOf(engine: PolicyEngine): Processor {
+  return { id: engine.id, name: engine.name, processOutputResult: (args) => engine.processOutputResult(args) } as Processor;
 }
 
-// The text of a chunk stream: its `text-delta` texts, in order.
-function textOnly(): TransformStream<ChunkType, string> {
-  return new TransformStream<ChunkType, string>({
-    transform(chunk, controller) {
-      if (chunk.type !== 'text-delta') return;
-      const text = (chunk.payload as { text?: unknown }).text;
-      if (typeof text === 'string' && text.length > 0) controller.enqueue(text);
+// The caller's chunk and text streams, fed by the pump. The pump runs ahead of a slow reader, so
+// what it is ahead by waits in a queue of our own (taken from by index: a web stream's internal
+// queue shifts an array per chunk, which costs quadratic time once the reader falls far behind).
+function callerStreams(): { fullStream: ReadableStream<ChunkType>; textStream: ReadableStream<string>; sink: StageSink } {
+  const full = new PumpedStream<ChunkType>();
+  const text = new PumpedStream<string>();
+  const sink: StageSink = {
+    chunk(chunk) {
+      full.push(chunk);
+      if (chunk.type === 'text-delta') {
+        const delta = (chunk.payload as { text?: unknown }).text;
+        if (typeof delta === 'string' && delta.length > 0) text.push(delta);
+      }
     },
-  });
+    close() {
+      full.end();
+      text.end();
+    },
+    error(error) {
+      full.end(error);
+      text.end(error);
+    },
+  };
+  return { fullStream: full.stream, textStream: text.stream, sink };
+}
+
+class PumpedStream<T> {
+  readonly stream: ReadableStream<T>;
+  private items: T[] = [];
+  private head = 0;
+  private ended: { error?: unknown } | undefined;
+  private cancelled = false;
+  private wake: (() => void) | undefined;
+
+  constructor() {
+    this.stream = new ReadableStream<T>(
+      {
+        pull: async (controller) => {
+          while (this.head === this.items.length && !this.ended) await new Promise<void>((resolve) => (this.wake = resolve));
+          if (this.head < this.items.length) {
+            controller.enqueue(this.items[this.head]!);
+            this.items[this.head++] = undefined as T;
+            if (this.head > 1024 && this.head * 2 > this.items.length) {
+              this.items = this.items.slice(this.head);
+              this.head = 0;
+            }
+            return;
+          }
+          if (this.ended?.error !== undefined) controller.error(this.ended.error);
+          else controller.close();
+        },
+        cancel: () => {
+          this.cancelled = true;
+          this.items = [];
+          this.head = 0;
+        },
+      },
+      { highWaterMark: 0 },
+    );
+  }
+
+  push(item: T): void {
+    if (this.cancelled || this.ended) return;
+    this.items.push(item);
+    this.wakeReader();
+  }
+
+  end(error?: unknown): void {
+    if (this.ended) return;
+    this.ended = error === undefined ? {} : { error };
+    this.wakeReader();
+  }
+
+  private wakeReader(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
 }
 
 /**
