@@ -19,8 +19,11 @@ function partText(part: Part): { channel: 'answer' | 'reasoning'; text: string }
       const details = Array.isArray(part.details) ? (part.details as { text?: unknown }[]) : [];
       return { channel: 'reasoning', text: details.map((d) => (typeof d.text === 'string' ? d.text : '')).join('') };
     }
-    case 'tool-invocation':
-      return { channel: 'answer', text: JSON.stringify(part.toolInvocation ?? null) };
+    case 'tool-invocation': {
+      // Arguments and results the model wrote or read, as their leaves (JSON escapes would hide a newline in a phrase).
+      const text = leafText(part.toolInvocation ?? null);
+      return text === undefined ? 'unreadable' : { channel: 'answer', text };
+    }
     case 'file':
     case 'image':
     case 'step-start':
@@ -102,8 +105,8 @@ function leaves(value: unknown, out: string[], key?: string, depth = 0, seen = n
   return out;
 }
 
-/** The text of a value's leaves, or undefined when it cannot be walked. */
-function leafText(value: unknown): string | undefined {
+/** The text policies read of a structured value (its leaves, strings raw), or undefined when it cannot be walked. */
+export function leafText(value: unknown): string | undefined {
   try {
     return leaves(value, []).join('\n');
   } catch (error) {

@@ -13,7 +13,7 @@ import { type Abort, AUDIT_UNAVAILABLE_REASON, isTripWire, recordGateDecision } 
 import { actorFromRequestContext } from '../rbac/actor.js';
 import { applicable, type EvaluationOutcome, evaluatePolicies, type PolicySnapshot, snapshotPolicies, wholeText } from './evaluate.js';
 import { canonicalSnapshot } from './canonical-snapshot.js';
-import { extractInputText, extractMessageText, instructionTexts, systemMessagesOf } from './extract-text.js';
+import { extractInputText, extractMessageText, instructionTexts, leafText, systemMessagesOf } from './extract-text.js';
 import { StreamJudge } from './stream-judge.js';
 import { type OutputChannel, type PolicyEvaluator, type PolicyPhase, policyDenialReason } from './types.js';
 
@@ -181,8 +181,10 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
    */
   async judgeShown(value: unknown, requestContext: unknown, signal: AbortSignal | undefined): Promise<{ shown: true; value: unknown } | { shown: false }> {
     const canonical = canonicalSnapshot(value);
-    if (canonical === undefined) return { shown: false };
-    const outcome = await this.judgeWhole(canonical, 'output', 'answer', signal);
+    const text = canonical === undefined ? undefined : leafText(JSON.parse(canonical));
+    if (canonical === undefined || text === undefined) return { shown: false };
+    // Judged as its leaves, strings raw (JSON text would escape a newline inside a phrase); shown as the canonical copy.
+    const outcome = await this.judgeWhole(text, 'output', 'answer', signal);
     if (outcome.kind === 'allowed') return { shown: true, value: JSON.parse(canonical) as unknown };
     const actor = actorFromRequestContext(requestContext);
     await recordGateDecision(this.audit, {
