@@ -5,6 +5,7 @@
 // a refusal is recorded, the run is stopped, and a `tripwire` chunk is the stage's last.
 import { type ChunkType } from '@mastra/core/stream';
 import { type EvaluationOutcome } from '../policy-engine/evaluate.js';
+import { leafText } from '../policy-engine/extract-text.js';
 import { settle, type StreamJudge, type StreamVerdict } from '../policy-engine/stream-judge.js';
 import { type OutputChannel } from '../policy-engine/types.js';
 import { type StreamStage } from './stream-stages.js';
@@ -21,6 +22,8 @@ export interface ContentStageOptions {
   readonly signal: AbortSignal | undefined;
   /** The tripwire's processor id. */
   readonly processorId: string;
+  /** Judges the whole output once the run ended (when no Mastra processor does): a refusal, or undefined. */
+  readonly final?: (text: { answer: string; reasoning: string }) => Promise<{ reason: string; code: string } | undefined>;
 }
 
 export interface ContentStage extends StreamStage {
@@ -38,6 +41,9 @@ const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 export function createContentStage(options: ContentStageOptions): ContentStage {
   const { judge } = options;
   let released = '';
+  let reasoning = '';
+  // The arguments the model wrote into its tool calls: part of its output, judged with it at the end.
+  const calls: string[] = [];
   let stopped = false;
   let finish!: (end: ContentEnd) => void;
   const ended = new Promise<ContentEnd>((resolve) => (finish = resolve));
@@ -54,6 +60,7 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
 
   const delta = (chunk: ChunkType, channel: OutputChannel, id: unknown, text: string): ChunkType => {
     if (channel === 'answer') released += text;
+    else reasoning += text;
     return { type: chunk.type === 'text-end' ? 'text-delta' : chunk.type === 'reasoning-end' ? 'reasoning-delta' : chunk.type, runId: chunk.runId, from: chunk.from, payload: { id, text } } as ChunkType;
   };
 
@@ -70,6 +77,7 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
     },
     push(chunk) {
       const shape = CHANNEL_OF[chunk.type];
+      if (chunk.type === 'tool-call' && options.final !== undefined) calls.push(leafText((chunk as { payload?: { args?: unknown } }).payload?.args ?? null) ?? '');
       if (shape === undefined) {
         // The run stopped: what is held was never judged whole and is never shown.
         if (RUN_STOPS.has(chunk.type)) judge.drop();
@@ -82,10 +90,18 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
       if (typeof payload.text !== 'string') return refuse(shape.channel, { kind: 'error', policy: 'stream-reader', code: 'POLICY.INVALID_DECISION' }, chunk);
       return settle(judge.delta(shape.channel, id, payload.text, options.signal), (verdict) => judged(chunk, shape.channel, payload.id, verdict, false));
     },
-    end() {
+    async end() {
       judge.drop();
-      finish({ kind: 'finished', text: released });
-      return [];
+      const answer = calls.length === 0 ? released : [released, ...calls].join('\n');
+      const refused = options.final === undefined ? undefined : await options.final({ answer, reasoning });
+      if (refused === undefined) {
+        finish({ kind: 'finished', text: released });
+        return [];
+      }
+      // Everything was judged as it streamed; the whole can still refuse (a phrase across two blocks).
+      stopped = true;
+      finish({ kind: 'refused', ...refused });
+      return [{ type: 'tripwire', payload: { reason: refused.reason, processorId: options.processorId, metadata: { code: refused.code, phase: 'output' } } } as unknown as ChunkType];
     },
     abandon() {
       judge.drop();

@@ -192,8 +192,8 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
   // A step's text judged whole before its tools run: the policies once more (a block never closed
   // was never judged final), then the `post-model` guardrails (the same judgement the hold reuses).
   const stepGate = new StepGateProcessor(async (text, args): Promise<StepRefusal | undefined> => {
-    await engine.judgeStep(text, args.requestContext, args.abort, args.abortSignal);
-    if (!judgesAnswer || text.length === 0) return undefined;
+    const refused = await engine.judgeStep(text, args.requestContext, args.abortSignal);
+    if (refused || !judgesAnswer || text.length === 0) return refused;
     const outcome = await judgeAnswerOnce(guardrailOptions, text, args.requestContext, args.abortSignal);
     if (outcome.kind === 'pass') return undefined;
     if (outcome.kind === 'halted') {
@@ -204,7 +204,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     return { code: outcome.code, reason: outcome.reason };
   });
 
-  const agent = new Agent({
+  const agentConfig = {
     id: config.id,
     name: config.name,
     ...(config.description === undefined ? {} : { description: config.description }),
@@ -212,15 +212,19 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     model: config.model,
     ...(tools === undefined ? {} : { tools: tools as AgentConfig['tools'] }),
     ...(config.memory === undefined ? {} : { memory: config.memory }),
-    inputProcessors: [rbac, ...inputProcessors, assets, engine, ...guardrailProcessors] as InputProcessor[],
-    // The guardrails come last: `post-model` rewrites the answer Mastra stores in memory after the policies judged it.
-    // The policies judge the live stream in the guarded stream's own reader (content-stage.ts), not
-    // as a processor of every chunk: here they judge the final output (what memory stores).
-    outputProcessors: [...outputProcessors, finalOutputOf(engine), ...guardrailProcessors, stepGate] as OutputProcessor[],
-  });
+    // The step gate comes last: it judges each step once every other processor has seen it.
+    inputProcessors: [rbac, ...inputProcessors, assets, engine, ...guardrailProcessors, stepGate] as InputProcessor[],
+  };
+  // The policies judge a live stream in the guarded stream's own reader (content-stage.ts), not as
+  // a processor of every chunk; as processors they judge the final output, which is what memory
+  // stores (the guardrails last: `post-model` rewrites the stored answer after the policies judged it).
+  const agent = new Agent({ ...agentConfig, outputProcessors: [...outputProcessors, finalOutputOf(engine), ...guardrailProcessors] as OutputProcessor[] });
+  // Without memory nothing is stored, and the stream's reader judges the final output itself: its
+  // agent has only the application's output processors (each one Mastra runs per chunk).
+  const streamAgent = config.memory === undefined ? new Agent({ ...agentConfig, outputProcessors: [...outputProcessors] as OutputProcessor[] }) : agent;
   // Registered with a silent logger: Mastra prints aborts to the console otherwise, and the
   // audit trail, not stderr, is where decisions belong.
-  new Mastra({ agents: { [config.id]: agent }, logger: false });
+  new Mastra({ agents: { [config.id]: agent, ...(streamAgent === agent ? {} : { [`${config.id}:stream`]: streamAgent }) }, logger: false });
 
   const callOptions = (options: GuardedCallOptions, requestContext: GuardedCallOptions['requestContext']) => ({
     requestContext,
@@ -232,8 +236,9 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
   });
 
   // One call's context: a copy of the caller's with the call's step gate (and guardrail run) beside it.
-  const startCall = (valid: GuardedCallOptions) => {
-    const opened = openStepGate(valid.requestContext);
+  // A refused step stops the run through `stopper`, beside the caller's own signal.
+  const startCall = (valid: GuardedCallOptions, stopper: AbortController) => {
+    const opened = openStepGate(valid.requestContext, () => stopper.abort());
     const started = guarding ? startGuardrailRun(guardrailOptions, opened.requestContext, valid.abortSignal) : undefined;
     if (started) shareStepGate(started.requestContext, opened.gate);
     return { requestContext: started?.requestContext ?? opened.requestContext, gate: opened.gate, started };
@@ -245,10 +250,12 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     async generate(messages, options) {
       const valid = validateCallOptions(options, 'generate');
       assertNoSystemMessages(messages, 'generate');
-      const { requestContext, gate, started } = startCall(valid);
+      const stopper = new AbortController();
+      const { requestContext, gate, started } = startCall(valid, stopper);
+      const abortSignal = valid.abortSignal === undefined ? stopper.signal : AbortSignal.any([valid.abortSignal, stopper.signal]);
       let result: Awaited<ReturnType<Agent['generate']>>;
       try {
-        result = await agent.generate(messages, callOptions(valid, requestContext) as never);
+        result = await agent.generate(messages, callOptions({ ...valid, abortSignal }, requestContext) as never);
       } finally {
         gate.close();
       }
@@ -279,14 +286,14 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     async stream(messages, options) {
       const valid = validateCallOptions(options, 'stream');
       assertNoSystemMessages(messages, 'stream');
-      const { requestContext, gate, started } = startCall(valid);
-      // The caller's view or the hold may stop the run through a signal of its own, beside the caller's.
+      // The step gate, the content policies, the hold or the caller's view may stop the run.
       const stopper = new AbortController();
+      const { requestContext, gate, started } = startCall(valid, stopper);
       const abortSignal = valid.abortSignal === undefined ? stopper.signal : AbortSignal.any([valid.abortSignal, stopper.signal]);
       abortSignal.addEventListener('abort', () => gate.close(), { once: true });
       let output: Awaited<ReturnType<Agent['stream']>>;
       try {
-        output = await agent.stream(messages, callOptions({ ...valid, abortSignal }, requestContext) as never);
+        output = await streamAgent.stream(messages, callOptions({ ...valid, abortSignal }, requestContext) as never);
       } catch (error) {
         gate.close();
         throw error;
@@ -319,6 +326,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
         stop: () => stopper.abort(),
         signal: valid.abortSignal,
         processorId: engine.id,
+        ...(streamAgent === agent ? {} : { final: (text: { answer: string; reasoning: string }) => engine.judgeFinalOutput(text, requestContext, valid.abortSignal) }),
       });
       const view = createCallerView({ gate, judgeShown: (value) => engine.judgeShown(value, requestContext, valid.abortSignal), stop: () => stopper.abort() });
       const caller = callerStreams();

@@ -6,13 +6,12 @@
 // from `processOutputStep` does not stop the step's tools either. So the guard does not rely on
 // Mastra's scheduling: every tool the guarded agent hands to Mastra is wrapped, and the wrapper
 // waits for this call's step gate to admit its tool call id. Only `StepGateProcessor`
-// (`processOutputStep`, after the whole step has streamed through every output processor and
-// before Mastra runs a tool) admits ids, and only after the step's text passed its judges. A
-// refusal, an abort, the end of the run, or a step that ends without naming the call settles
-// every waiting call as refused, and the tool body never runs.
-import { type ProcessOutputStepArgs, type Processor } from '@mastra/core/processors';
+// (`processLLMResponse`, after the model's step has streamed and before Mastra runs a tool of it)
+// admits ids, and only after the step's text passed its judges. A refusal, an abort, the end of
+// the run, or a step that ends without naming the call settles every waiting call as refused,
+// and the tool body never runs.
+import { type ProcessInputArgs, type ProcessLLMResponseArgs, type Processor } from '@mastra/core/processors';
 import { RequestContext } from '@mastra/core/request-context';
-import { isTripWire } from '../internal/gate-audit.js';
 
 /** Why a step was refused: a stable code and a static reason, never the judged content. */
 export interface StepRefusal {
@@ -32,7 +31,7 @@ export interface StepGateRefusal {
 }
 
 /** Judges one step's text before its tools run; resolves to a refusal or undefined (passed). */
-export type StepJudge = (text: string, args: ProcessOutputStepArgs) => Promise<StepRefusal | undefined>;
+export type StepJudge = (text: string, args: ProcessLLMResponseArgs) => Promise<StepRefusal | undefined>;
 
 const NOT_JUDGED: StepRefusal = Object.freeze({ code: 'STEP.NOT_JUDGED', reason: 'Tool call was not part of a judged step' });
 const RUN_ENDED: StepRefusal = Object.freeze({ code: 'STEP.RUN_ENDED', reason: 'The run ended before the tool call was judged' });
@@ -51,6 +50,9 @@ export class StepGate {
   private readonly verdicts = new Map<string, Waiter>();
   private refusal: StepRefusal | undefined;
   private closed = false;
+
+  /** `onRefused` is told once, at the first refusal (the guarded agent stops the run). */
+  constructor(private readonly onRefused: (refusal: StepRefusal) => void = () => undefined) {}
 
   /** The run's refusal, once one of its steps was refused. */
   get refused(): StepRefusal | undefined {
@@ -89,8 +91,10 @@ export class StepGate {
 
   /** Refuses the run: every waiting and every later call is refused. The first refusal stands. */
   refuse(refusal: StepRefusal): void {
+    const first = this.refusal === undefined;
     this.refusal ??= refusal;
     this.settleAll(this.refusal);
+    if (first) this.onRefused(this.refusal);
   }
 
   /** The run ended (or was aborted): a call still waiting was never judged, and none comes later. */
@@ -129,10 +133,10 @@ export class StepGate {
 const gates = new WeakMap<object, StepGate>();
 
 /** A fresh copy of the caller's context for one call, with a step gate of its own. */
-export function openStepGate(callerContext: RequestContext): { requestContext: RequestContext; gate: StepGate } {
+export function openStepGate(callerContext: RequestContext, onRefused?: (refusal: StepRefusal) => void): { requestContext: RequestContext; gate: StepGate } {
   const requestContext = new RequestContext() as RequestContext;
   for (const [key, value] of callerContext.entries()) requestContext.set(key, value);
-  const gate = new StepGate();
+  const gate = new StepGate(onRefused);
   gates.set(requestContext, gate);
   return { requestContext, gate };
 }
@@ -207,10 +211,11 @@ function refusedCall(tool: string, refusal: StepRefusal): StepGateRefusal {
 export const STEP_GATE_PROCESSOR_ID = 'gatehouse-step-gate';
 
 /**
- * The last output processor: after the step streamed through every other one (so the content
- * policies judged each of its text blocks), `judge` reads the step's text whole; the step's
- * tool calls are admitted only when it passes. Implementing `processOutputStep` also turns
- * Mastra's eager tool execution off, so in practice a tool is not even started early.
+ * The step gate's Mastra hook: `processLLMResponse` of an input processor, which Mastra calls with
+ * the step's chunks after the model's step has streamed and before it runs any tool of it (having
+ * one also turns Mastra's eager tool execution off, so in practice a tool is not even started
+ * early). `judge` reads the step's text whole; the step's tool calls are admitted only when it
+ * passes. A refusal refuses every call of the run, and `onRefused` stops it.
  */
 export class StepGateProcessor implements Processor<typeof STEP_GATE_PROCESSOR_ID> {
   readonly id = STEP_GATE_PROCESSOR_ID;
@@ -218,30 +223,34 @@ export class StepGateProcessor implements Processor<typeof STEP_GATE_PROCESSOR_I
 
   constructor(private readonly judge: StepJudge) {}
 
-  async processOutputStep(args: ProcessOutputStepArgs): Promise<ProcessOutputStepArgs['messages']> {
+  async processInput(args: ProcessInputArgs): Promise<ProcessInputArgs['messages']> {
+    return args.messages;
+  }
+
+  async processLLMResponse(args: ProcessLLMResponseArgs): Promise<undefined> {
     const gate = stepGateOf(args.requestContext);
-    if (!gate) return args.abort(NO_GATE.reason, { metadata: { code: NO_GATE.code } });
+    if (!gate) return undefined; // no gate: every call refuses itself (NO_GATE)
+    const { text, toolCallIds } = stepOf(args.chunks);
     let refusal: StepRefusal | undefined;
     try {
-      refusal = gate.refused ?? (await this.judge(typeof args.text === 'string' ? args.text : '', args));
-    } catch (error) {
-      if (isTripWire(error)) {
-        gate.refuse(tripwireRefusal(error));
-        throw error;
-      }
+      refusal = gate.refused ?? (await this.judge(text, args));
+    } catch {
       refusal = JUDGE_FAULT;
     }
-    if (refusal) {
-      gate.refuse(refusal);
-      return args.abort(refusal.reason, { metadata: { code: refusal.code } });
-    }
-    gate.admit((args.toolCalls ?? []).map((call) => call.toolCallId));
-    return args.messages;
+    if (refusal) gate.refuse(refusal);
+    else gate.admit(toolCallIds);
+    return undefined;
   }
 }
 
-function tripwireRefusal(error: unknown): StepRefusal {
-  const e = error as { message?: unknown; options?: { metadata?: { code?: unknown } } };
-  const code = e.options?.metadata?.code;
-  return { code: typeof code === 'string' ? code : 'STEP.REFUSED', reason: typeof e.message === 'string' ? e.message : 'Blocked' };
+// The step's text (its text deltas, in order) and the ids of the tool calls it made.
+function stepOf(chunks: readonly unknown[]): { text: string; toolCallIds: string[] } {
+  let text = '';
+  const toolCallIds: string[] = [];
+  for (const chunk of chunks) {
+    const { type, payload } = (chunk ?? {}) as { type?: unknown; payload?: { text?: unknown; toolCallId?: unknown } };
+    if (type === 'text-delta' && typeof payload?.text === 'string') text += payload.text;
+    else if (type === 'tool-call' && typeof payload?.toolCallId === 'string') toolCallIds.push(payload.toolCallId);
+  }
+  return { text, toolCallIds };
 }

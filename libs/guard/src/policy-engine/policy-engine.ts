@@ -150,12 +150,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
         await this.decide('output', 'output', 'answer', { kind: 'error', policy: 'message-reader', code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
         return messages;
       }
-      for (const channel of ['answer', 'reasoning'] as const) {
-        const whole = text[channel];
-        const outcome = await this.judgeWhole(whole, 'output', channel, abortSignal);
-        if (outcome.kind === 'allowed' && channel === 'reasoning' && whole.length === 0) continue;
-        await this.decide('output', 'output', channel, outcome, requestContext, abort);
-      }
+      await this.judgeOutput(text, requestContext, abort, abortSignal);
       return messages;
     } catch (error) {
       return this.failClosed(error, 'output', 'output', requestContext, abort);
@@ -163,14 +158,34 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   }
 
   /**
+   * The final output of a streamed call judged whole (the guarded stream's reader calls it at the
+   * end, where no Mastra processor does): recorded like processOutputResult; the refusal the caller
+   * is told, or undefined when it passed.
+   */
+  judgeFinalOutput(text: { readonly answer: string; readonly reasoning: string }, requestContext: unknown, signal: AbortSignal | undefined): Promise<{ reason: string; code: string } | undefined> {
+    return this.recorded((abort) => this.judgeOutput(text, requestContext, abort, signal));
+  }
+
+  // Each output channel judged whole and recorded (an empty reasoning that passes is not).
+  private async judgeOutput(text: { readonly answer: string; readonly reasoning: string }, requestContext: unknown, abort: Abort, signal: AbortSignal | undefined): Promise<void> {
+    for (const channel of ['answer', 'reasoning'] as const) {
+      const whole = text[channel];
+      const outcome = await this.judgeWhole(whole, 'output', channel, signal);
+      if (outcome.kind === 'allowed' && channel === 'reasoning' && whole.length === 0) continue;
+      await this.decide('output', 'output', channel, outcome, requestContext, abort);
+    }
+  }
+
+  /**
    * A model step's text judged whole before its tools run (the step gate): a block the stream
    * never closed was never judged final, so the step is read once more as a whole. A refusal is
-   * recorded and aborts, like any stream refusal; an allow is not recorded (processOutputResult does).
+   * recorded and returned (static reason and code); an allow is not recorded (the final output is).
    */
-  async judgeStep(text: string, requestContext: unknown, abort: Abort, signal: AbortSignal | undefined): Promise<void> {
-    if (text.length === 0) return;
+  async judgeStep(text: string, requestContext: unknown, signal: AbortSignal | undefined): Promise<{ reason: string; code: string } | undefined> {
+    if (text.length === 0) return undefined;
     const outcome = await this.judgeWhole(text, 'output', 'answer', signal);
-    if (outcome.kind !== 'allowed') await this.decide('stream', 'output', 'answer', outcome, requestContext, abort);
+    if (outcome.kind === 'allowed') return undefined;
+    return this.recordStreamRefusal('answer', outcome, requestContext);
   }
 
   /**
@@ -227,6 +242,12 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
    * reader) and returns what the caller is told: the static reason and code, never content.
    */
   async recordStreamRefusal(channel: OutputChannel, outcome: Exclude<EvaluationOutcome, { kind: 'allowed' }>, requestContext: unknown): Promise<{ reason: string; code: string }> {
+    const told = await this.recorded((abort) => this.decide('stream', 'output', channel, outcome, requestContext, abort));
+    return told ?? { reason: POLICY_ERROR_REASON, code: 'POLICY.EVALUATION_FAILED' };
+  }
+
+  // Runs `work` with an abort that records what the caller would be told instead of throwing a TripWire.
+  private async recorded(work: (abort: Abort) => Promise<void>): Promise<{ reason: string; code: string } | undefined> {
     let told: { reason: string; code: string } | undefined;
     const abort: Abort = (reason, options) => {
       const code = (options?.metadata as { code?: unknown } | undefined)?.code;
@@ -234,11 +255,11 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
       throw STOP;
     };
     try {
-      await this.decide('stream', 'output', channel, outcome, requestContext, abort);
+      await work(abort);
     } catch (error) {
       if (error !== STOP) throw error;
     }
-    return told ?? { reason: POLICY_ERROR_REASON, code: 'POLICY.EVALUATION_FAILED' };
+    return told;
   }
 
   /** Records the outcome and aborts on anything but an allow (or when the record is refused). */
