@@ -77,10 +77,11 @@ async function streamed(chunks: readonly string[]) {
 describe('hold-back on the normalized view', () => {
   it.each(Object.entries(FORMS))('shows no letter of a deny pattern written in %s, streamed a character at a time', async (_name, form) => {
     const written = form('forbidden phrase');
-    const { text, result } = await streamed(['Note: ', ...Array.from(written), ' and more words after it']);
+    const preamble = 'Note: all of this preamble is fine to show, word by word. ';
+    const { text, result } = await streamed([...preamble.split(/(?<= )/), ...Array.from(written), ' and more words after it']);
     expect(result.tripwire?.code).toBe('POLICY.DENIED');
     // The caller saw at most what came before the phrase.
-    expect('Note: '.startsWith(text)).toBe(true);
+    expect(preamble.startsWith(text)).toBe(true);
   });
 
   it('shows nothing of an access key written in full-width letters, streamed a character at a time', async () => {
