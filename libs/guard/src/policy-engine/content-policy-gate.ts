@@ -3,7 +3,7 @@ import { type AuditLogger } from '../audit/audit-logger.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
-import { evaluatePolicies, type PolicySnapshot, snapshotPolicies, wholeText } from './evaluate.js';
+import { evaluateWhole, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
 import { type PolicyEvaluator, policyDenialReason } from './types.js';
 
 export interface ContentPolicyGateOptions {
@@ -55,13 +55,7 @@ export function createContentPolicyGate(options: ContentPolicyGateOptions): Cont
         throw new TypeError('ContentPolicyGate.check: input.text must be a string');
       }
       const text = input.text;
-      const outcome = await evaluatePolicies(policies, {
-        phase: 'input',
-        channel: 'answer',
-        final: true,
-        timeoutMs,
-        textFor: wholeText(text),
-      });
+      const outcome = await evaluateWhole(policies, { phase: 'input', channel: 'answer', final: true, timeoutMs }, text);
       const actor = actorFromRequestContext(input.requestContext);
       const base = {
         boundary: 'input' as const,

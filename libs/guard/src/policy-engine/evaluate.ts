@@ -84,6 +84,22 @@ export interface EvaluationRequest {
   readonly textFor: (policy: PolicySnapshot) => PolicyText;
 }
 
+/**
+ * A whole text judged by `policies`: each reads its form (the normalized view, or the source as
+ * written); when the view differs from the source, the view-reading policies read the source as
+ * well, and either reading may refuse.
+ */
+export function evaluateWhole(policies: readonly PolicySnapshot[], request: Omit<EvaluationRequest, 'textFor'>, source: string): EvaluationOutcome | Promise<EvaluationOutcome> {
+  const textFor = wholeText(source);
+  const first = evaluatePolicies(policies, { ...request, textFor });
+  const view = normalizedView(source);
+  if (view === source) return first;
+  const asWritten: PolicyText = { text: source, offset: 0, segmentLength: source.length, previousSegmentLength: 0 };
+  const readers = policies.filter((policy) => policy.reads !== 'source');
+  const again = (outcome: EvaluationOutcome) => (outcome.kind !== 'allowed' || readers.length === 0 ? outcome : evaluatePolicies(readers, { ...request, textFor: () => asWritten }));
+  return first instanceof Promise ? first.then(again) : again(first);
+}
+
 /** `textFor` of a whole text: the normalized view (folded once, when a policy first asks) or the source. */
 export function wholeText(source: string): (policy: PolicySnapshot) => PolicyText {
   let view: PolicyText | undefined;

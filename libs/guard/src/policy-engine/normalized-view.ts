@@ -8,12 +8,13 @@
 //   1. compatibility decomposition (NFKD): full-width forms, mathematical alphanumerics, circled,
 //      squared and super/subscript letters, ligatures (`ﬁ` → `fi`) and compatibility spaces fold
 //      to their plain forms, and accented letters split into a base letter and marks;
-//   2. every combining mark (\p{M}, including variation selectors) and every format character
-//      (\p{Cf}: zero-width spaces and joiners, soft hyphens, bidirectional controls, the BOM),
-//      and the Hangul fillers, are dropped;
-//   3. confusables: letters of other scripts drawn like Latin ones (Cyrillic `а`, Greek `ο`,
-//      Latin small capitals, negative squared letters, regional indicators, ...) become that Latin
-//      letter (CONFUSABLES below lists every one);
+//   2. every combining mark (\p{M}, including variation selectors), every format character
+//      (\p{Cf}: zero-width spaces and joiners, soft hyphens, bidirectional controls, the BOM) and
+//      every default-ignorable code point (tag characters, assigned or not) is dropped; blanks
+//      that are not whitespace (U+2800, U+3164, U+FFA0) read as spaces;
+//   3. confusables: letters of other scripts drawn like Latin ones (Cyrillic `а`, Greek `ο` and the
+//      lunate sigma, Armenian, Cherokee and Lisu look-alikes, Latin small capitals, negative
+//      squared letters, regional indicators) become that Latin letter (CONFUSABLES lists them);
 //   4. any run of whitespace becomes one space.
 // Case is kept: a policy that ignores case says so itself. Digits are not folded into letters.
 // A view index maps back to the source offset of the code point that produced it, so hold-back
@@ -35,9 +36,20 @@ const CONFUSABLES: Readonly<Record<string, string>> = Object.freeze({
   ı: 'i', ȷ: 'j', ɑ: 'a', ɩ: 'i', ʋ: 'u', ɒ: 'a', ꞵ: 'b', ſ: 's',
   ᴀ: 'a', ʙ: 'b', ᴄ: 'c', ᴅ: 'd', ᴇ: 'e', ꜰ: 'f', ɢ: 'g', ʜ: 'h', ɪ: 'i', ᴊ: 'j', ᴋ: 'k', ʟ: 'l', ᴍ: 'm',
   ɴ: 'n', ᴏ: 'o', ᴘ: 'p', ʀ: 'r', ꜱ: 's', ᴛ: 't', ᴜ: 'u', ᴠ: 'v', ᴡ: 'w', ʏ: 'y', ᴢ: 'z',
-  // Cherokee capitals drawn like Latin ones
-  Ꭺ: 'A', Ᏼ: 'B', Ꮯ: 'C', Ꭼ: 'E', Ꮋ: 'H', Ꭻ: 'J', Ꮶ: 'K', Ꮇ: 'M', Ꮲ: 'P', Ꮪ: 'S', Ꭲ: 'T', Ꮃ: 'W', Ꮓ: 'Z',
+  // Greek lunate sigma, drawn as c (NFKD makes it a sigma)
+  ϲ: 'c', Ϲ: 'C',
+  // Cherokee capitals drawn like Latin ones (small letters fold to these first)
+  Ꭺ: 'A', Ᏼ: 'B', Ꮯ: 'C', Ꭰ: 'D', Ꭼ: 'E', Ꮐ: 'G', Ꮋ: 'H', Ꭵ: 'i', Ꭻ: 'J', Ꮶ: 'K', Ꮮ: 'L', Ꮇ: 'M', Ꮎ: 'O', Ꮲ: 'P',
+  Ꭱ: 'R', Ꮪ: 'S', Ꭲ: 'T', Ꮩ: 'V', Ꮃ: 'W', Ꭹ: 'y', Ꮓ: 'Z',
+  // Lisu capitals drawn like Latin ones
+  ꓮ: 'A', ꓐ: 'B', ꓚ: 'C', ꓓ: 'D', ꓰ: 'E', ꓝ: 'F', ꓖ: 'G', ꓧ: 'H', ꓲ: 'I', ꓙ: 'J', ꓗ: 'K', ꓡ: 'L', ꓟ: 'M',
+  ꓠ: 'N', ꓳ: 'O', ꓑ: 'P', ꓣ: 'R', ꓢ: 'S', ꓔ: 'T', ꓴ: 'U', ꓦ: 'V', ꓪ: 'W', ꓫ: 'X', ꓬ: 'Y', ꓜ: 'Z',
 });
+
+// Cherokee small letters: drawn like their capitals.
+function cherokeeCapital(code: number): string | undefined {
+  return code >= 0xab70 && code <= 0xabbf ? String.fromCharCode(code).toUpperCase() : undefined;
+}
 
 // Letters in blocks of 26 with no decomposition: negative squared and negative circled capitals,
 // and the regional indicator symbols (flags are pairs of them).
@@ -47,8 +59,12 @@ const LETTER_BLOCKS: readonly (readonly [number, string])[] = [
   [0x1f1e6, 'a'], // 🇦 regional indicator
 ];
 
-const DROPPED = /^[\p{M}\p{Cf}\u115F\u1160\u3164\uFFA0]$/u;
-const SPACE = /^\s$/u;
+// Drawn as nothing: marks, format characters and every default-ignorable code point (even an
+// unassigned one, which a later font may render as nothing).
+const DROPPED = /^[\p{M}\p{Cf}\p{Default_Ignorable_Code_Point}]$/u;
+// Whitespace, and blanks that are not whitespace (the braille blank, the Hangul fillers that take
+// a width): each reads as a space.
+const SPACE = /^[\s\u2800\u3164\uFFA0]$/u;
 // Printable ASCII words, each followed by one space or the end: its own view (the common case).
 // Each run must end at a space or the end, so a failing match cannot backtrack into a run.
 const PLAIN = /^ ?(?:[\x21-\x7E]+(?: |$))*$/;
@@ -64,9 +80,14 @@ function fromBlock(code: number): string | undefined {
 function foldCodePoint(cp: string): string {
   const code = cp.codePointAt(0)!;
   if (code >= 0x21 && code <= 0x7e) return cp;
+  // The BOM is whitespace to a RegExp but drawn as nothing.
+  if (code === 0xfeff) return '';
   if (SPACE.test(cp)) return ' ';
   const block = fromBlock(code);
   if (block !== undefined) return block;
+  // A look-alike whose decomposition is another letter (the lunate sigma decomposes to a sigma).
+  const direct = CONFUSABLES[cp];
+  if (direct !== undefined) return direct;
   let out = '';
   for (const part of cp.normalize('NFKD')) {
     if (DROPPED.test(part)) continue;
@@ -74,7 +95,8 @@ function foldCodePoint(cp: string): string {
       out += ' ';
       continue;
     }
-    out += CONFUSABLES[part] ?? fromBlock(part.codePointAt(0)!) ?? part;
+    const capital = cherokeeCapital(part.charCodeAt(0));
+    out += CONFUSABLES[capital ?? part] ?? fromBlock(part.codePointAt(0)!) ?? capital ?? part;
   }
   return out;
 }
@@ -156,6 +178,11 @@ export class NormalizedText {
   /** The whole view so far. */
   get text(): string {
     return this.viewTail.all();
+  }
+
+  /** True while the view is the source itself (printable ASCII with single spaces so far). */
+  get same(): boolean {
+    return this.offsets === undefined && this.pending.length === 0;
   }
 
   /** The view, read by absolute index near its end. */

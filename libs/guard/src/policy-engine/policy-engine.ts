@@ -11,7 +11,7 @@ import { type AuditBoundary } from '../audit/types.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { type Abort, AUDIT_UNAVAILABLE_REASON, isTripWire, recordGateDecision } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
-import { applicable, type EvaluationOutcome, evaluatePolicies, type PolicySnapshot, snapshotPolicies, wholeText } from './evaluate.js';
+import { applicable, type EvaluationOutcome, evaluateWhole, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
 import { canonicalSnapshot } from './canonical-snapshot.js';
 import { extractInputText, extractMessageText, instructionTexts, leafText, systemMessagesOf } from './extract-text.js';
 import { StreamJudge } from './stream-judge.js';
@@ -177,15 +177,18 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   }
 
   /**
-   * A model step's text judged whole before its tools run (the step gate): a block the stream
-   * never closed was never judged final, so the step is read once more as a whole. A refusal is
-   * recorded and returned (static reason and code); an allow is not recorded (the final output is).
+   * The run's text up to the end of a step, judged whole before that step's tools run (the step
+   * gate): every step's answer and reasoning so far (a phrase may start in one step and end in the
+   * next; a block the stream never closed was never judged final). A refusal is recorded and
+   * returned (static reason and code); an allow is not recorded (the final output is).
    */
-  async judgeStep(text: string, requestContext: unknown, signal: AbortSignal | undefined): Promise<{ reason: string; code: string } | undefined> {
-    if (text.length === 0) return undefined;
-    const outcome = await this.judgeWhole(text, 'output', 'answer', signal);
-    if (outcome.kind === 'allowed') return undefined;
-    return this.recordStreamRefusal('answer', outcome, requestContext);
+  async judgeStep(text: { readonly answer: string; readonly reasoning: string }, requestContext: unknown, signal: AbortSignal | undefined): Promise<{ reason: string; code: string } | undefined> {
+    for (const channel of ['answer', 'reasoning'] as const) {
+      if (text[channel].length === 0) continue;
+      const outcome = await this.judgeWhole(text[channel], 'output', channel, signal);
+      if (outcome.kind !== 'allowed') return this.recordStreamRefusal(channel, outcome, requestContext);
+    }
+    return undefined;
   }
 
   /**
@@ -218,7 +221,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
 
   // One evaluation of a whole text (not a stream window): `final` unless a snapshot says otherwise.
   private judgeWhole(text: string, phase: PolicyPhase, channel: OutputChannel, signal: AbortSignal | undefined, final = true): EvaluationOutcome | Promise<EvaluationOutcome> {
-    return evaluatePolicies(this.policies, { phase, channel, final, signal, timeoutMs: this.timeoutMs, textFor: wholeText(text) });
+    return evaluateWhole(this.policies, { phase, channel, final, signal, timeoutMs: this.timeoutMs }, text);
   }
 
   /**

@@ -81,7 +81,8 @@ export class StreamJudge {
   private release(segment: Segment, outcome: EvaluationOutcome): StreamVerdict {
     if (outcome.kind !== 'allowed') return { kind: 'refuse', outcome };
     const { text: written, policies } = segment;
-    const releasable = this.holdBack ? releasableSource(written, policies.view, policies.source) : written.written.length;
+    const sourceReaders = written.same ? policies.source : policies.all;
+    const releasable = this.holdBack ? releasableSource(written, policies.view, sourceReaders) : written.written.length;
     if (releasable <= segment.released) return NOTHING;
     const released = written.sourceBetween(segment.released, releasable);
     segment.released = releasable;
@@ -104,28 +105,38 @@ export class StreamJudge {
     return segment;
   }
 
+  // Each policy reads its form (the view, or the source as written); once the view differs from
+  // the source, a view-reading policy reads the source too (a detector's word boundaries hold on
+  // the source, where folding can join a neighbour onto a token), and either reading may refuse.
   private judge(segment: Segment, final: boolean, signal: AbortSignal | undefined): EvaluationOutcome | Promise<EvaluationOutcome> {
+    const { text, policies } = segment;
+    const first = evaluatePolicies(policies.all, this.request(segment, final, signal, (policy) => (policy.reads === 'source' ? 'source' : 'view')));
+    if (text.same || policies.view.length === 0) return first;
+    return settle(first, (outcome) => (outcome.kind !== 'allowed' ? outcome : evaluatePolicies(policies.view, this.request(segment, final, signal, () => 'source', ':source'))));
+  }
+
+  private request(segment: Segment, final: boolean, signal: AbortSignal | undefined, form: (policy: PolicySnapshot) => 'view' | 'source', tag = '') {
     const { text } = segment;
-    return evaluatePolicies(segment.policies.all, {
-      phase: 'output',
+    return {
+      phase: 'output' as const,
       channel: segment.channel,
       final,
       signal,
       timeoutMs: this.timeoutMs,
-      textFor: (policy) => {
-        // A policy reads the view (windows counted in it) or the source as written; the end of a
-        // block, or a policy without a window, reads all of it.
-        const read = policy.reads === 'source' ? text.written : text.view;
-        const previous = segment.judged.get(policy.name) ?? 0;
-        segment.judged.set(policy.name, read.length);
+      textFor: (policy: PolicySnapshot) => {
+        // The end of a block, or a policy without a window, reads all of it.
+        const source = form(policy) === 'source';
+        const read = source ? text.written : text.view;
+        const previous = segment.judged.get(policy.name + tag) ?? 0;
+        segment.judged.set(policy.name + tag, read.length);
         if (final || policy.window === undefined) {
-          const whole = policy.reads === 'source' ? text.source : text.text;
+          const whole = source ? text.source : text.text;
           return { text: whole, offset: 0, segmentLength: whole.length, previousSegmentLength: previous };
         }
         const start = windowStart(read, previous, policy.window);
         return { text: read.slice(start), offset: start, segmentLength: read.length, previousSegmentLength: previous };
       },
-    });
+    };
   }
 }
 
@@ -139,7 +150,7 @@ function keepOnlyWhatIsRead(segment: Segment): void {
   let keepView = text.view.length;
   for (const policy of policies.view) keepView = Math.min(keepView, windowStart(text.view, text.view.length, policy.window!));
   let keepSource = Math.min(segment.released, text.sourceOffset(keepView));
-  for (const policy of policies.source) keepSource = Math.min(keepSource, windowStart(text.written, text.written.length, policy.window!));
+  for (const policy of text.same ? policies.source : policies.all) keepSource = Math.min(keepSource, windowStart(text.written, text.written.length, policy.window!));
   if (keepView - text.keptFrom < KEEP_SLACK) return;
   text.keepFrom(keepView, keepSource);
 }
