@@ -20,6 +20,8 @@ import { pipeStages, type StreamStage } from './stream-stages.js';
 export interface CallerViewOptions {
   /** This call's step gate: a refused step ends the caller's stream. */
   readonly gate: StepGate;
+  /** The agent's tool names: a tool name the model wrote that is not one of them is not shown. */
+  readonly toolNames?: ReadonlySet<string>;
   /** Judges a tool's arguments or result for the caller (the policy engine's `judgeShown`). */
   readonly judgeShown: (value: unknown) => Promise<{ shown: true; value: unknown } | { shown: false }>;
   /** Stops the run (a refusal found here). */
@@ -29,7 +31,12 @@ export interface CallerViewOptions {
 type Payload = Record<string, unknown>;
 type Shape = (payload: Payload) => Payload | Promise<Payload>;
 
-const MODEL_FIELDS = ['id', 'timestamp', 'modelId', 'modelVersion', 'modelProvider', 'modelMetadata'] as const;
+// Model facts of the configured model; the provider's response id and model name are not kept.
+const MODEL_FIELDS = ['timestamp', 'modelVersion', 'modelProvider'] as const;
+// Bidirectional overrides make letters render in another order than they are written: a phrase
+// written backwards inside one reads forwards. They are removed from what the caller is shown.
+const OVERRIDES = /[\u202D\u202E]/g;
+const HAS_OVERRIDE = /[\u202D\u202E]/;
 const TRIPWIRE_METADATA = ['code', 'policy', 'phase', 'channel', 'guardrail', 'placement'] as const;
 // Chunks after which the run produces nothing more.
 const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
@@ -37,7 +44,10 @@ const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 const ids = (...keys: string[]): Shape => (payload) => pick(payload, keys);
 const same: Shape = (payload) => payload;
 // The most frequent chunk by far: built directly rather than through `pick`.
-const textDelta: Shape = (payload) => ({ id: payload['id'], text: payload['text'] });
+const textDelta: Shape = (payload) => {
+  const text = payload['text'];
+  return { id: payload['id'], text: typeof text === 'string' && HAS_OVERRIDE.test(text) ? text.replace(OVERRIDES, '') : text };
+};
 
 /** A `step-finish`/`finish` payload without the step's text, steps, messages, request or tool calls. */
 const stepEnd: Shape = (payload) => {
@@ -59,11 +69,8 @@ const tripwire: Shape = (payload) => {
   };
 };
 
-const errorName: Shape = (payload) => {
-  const error = payload['error'];
-  const name = error instanceof Error ? error.name : typeof record(error)?.['name'] === 'string' ? (record(error)!['name'] as string) : 'Error';
-  return { error: { name, message: 'The agent run failed' } };
-};
+// An error's name and message are a provider's or a tool's to choose: neither is shown.
+const errorName: Shape = () => ({ error: { name: 'Error', message: 'The agent run failed' } });
 
 /**
  * The caller's view as a stage of the guarded stream: `source` chunks are the guarded run's with
@@ -81,7 +88,6 @@ export function createCallerView(options: CallerViewOptions): StreamStage {
   const shapes: Readonly<Record<string, Shape>> = {
     start: ids('id', 'messageId'),
     'step-start': ids('messageId', 'startedAt'),
-    'response-metadata': ids(...MODEL_FIELDS),
     'text-start': ids('id'),
     'text-delta': textDelta,
     'text-end': ids('id'),
@@ -103,6 +109,25 @@ export function createCallerView(options: CallerViewOptions): StreamStage {
   };
   let done = false;
   let last: ChunkType | undefined;
+  // Block ids and tool call ids come from the provider or the model: the caller gets ids of this
+  // call's own, the same for the same original, so its chunks still pair up.
+  const aliases = new Map<string, string>();
+  const alias = (kind: string, value: unknown): string => {
+    const key = `${kind}:${String(value)}`;
+    let id = aliases.get(key);
+    if (id === undefined) {
+      id = `${kind}-${aliases.size + 1}`;
+      aliases.set(key, id);
+    }
+    return id;
+  };
+  const renamed = (payload: Payload): Payload => {
+    const out = { ...payload };
+    if ('id' in out) out['id'] = alias('b', out['id']);
+    if ('toolCallId' in out) out['toolCallId'] = alias('call', out['toolCallId']);
+    if ('toolName' in out && !(typeof out['toolName'] === 'string' && options.toolNames?.has(out['toolName']))) out['toolName'] = 'unknown';
+    return out;
+  };
   // The end of the caller's stream: the step gate's tripwire when it refused a step and no tripwire came.
   const close = (): ChunkType[] => {
     done = true;
@@ -121,7 +146,8 @@ export function createCallerView(options: CallerViewOptions): StreamStage {
       if (options.gate.refused && !RUN_STOPS.has(chunk.type)) return close();
       const shape = shapes[chunk.type];
       if (shape === undefined) return [];
-      const emit = (payload: Payload): ChunkType[] => {
+      const emit = (shown: Payload): ChunkType[] => {
+        const payload = chunk.type === 'step-finish' || chunk.type === 'finish' || chunk.type === 'start' || chunk.type === 'step-start' ? shown : renamed(shown);
         const out = { type: chunk.type, runId: chunk.runId, from: chunk.from, payload } as ChunkType;
         last = out;
         return RUN_STOPS.has(chunk.type) ? [out, ...close()] : [out];

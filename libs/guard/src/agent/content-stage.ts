@@ -38,6 +38,19 @@ const CHANNEL_OF: Readonly<Record<string, { channel: OutputChannel; edge: 'delta
 };
 const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 
+// One channel's text as the caller reads it: the blocks' deltas in arrival order, one running
+// segment for the policies (a phrase may start in one block or step and end in the next, and a
+// caller's textStream joins them). `pieces` is what was read and not yet released, by block;
+// a block's end waits until all of its text is released.
+interface ChannelFlow {
+  readonly channel: OutputChannel;
+  readonly pieces: { id: unknown; text: string }[];
+  readonly ended: Set<string>;
+  readonly endChunks: Map<string, ChunkType>;
+}
+
+const DELTA_TYPE: Readonly<Record<OutputChannel, string>> = { answer: 'text-delta', reasoning: 'reasoning-delta', object: 'text-delta' };
+
 export function createContentStage(options: ContentStageOptions): ContentStage {
   const { judge } = options;
   let released = '';
@@ -47,9 +60,19 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
   let stopped = false;
   let finish!: (end: ContentEnd) => void;
   const ended = new Promise<ContentEnd>((resolve) => (finish = resolve));
+  const flows = new Map<OutputChannel, ChannelFlow>();
+  const flowOf = (channel: OutputChannel): ChannelFlow => {
+    let flow = flows.get(channel);
+    if (!flow) {
+      flow = { channel, pieces: [], ended: new Set(), endChunks: new Map() };
+      flows.set(channel, flow);
+    }
+    return flow;
+  };
 
   const refuse = async (channel: OutputChannel, outcome: Exclude<EvaluationOutcome, { kind: 'allowed' }>, at: ChunkType): Promise<ChunkType[]> => {
     judge.drop();
+    flows.clear();
     stopped = true;
     const told = await options.record(channel, outcome);
     options.stop();
@@ -58,16 +81,46 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
     return [{ type: 'tripwire', runId: at.runId, from: at.from, payload: { reason: told.reason, processorId: options.processorId, metadata: { code: told.code, ...policy, phase: 'output', channel } } } as ChunkType];
   };
 
-  const delta = (chunk: ChunkType, channel: OutputChannel, id: unknown, text: string): ChunkType => {
-    if (channel === 'answer') released += text;
-    else reasoning += text;
-    return { type: chunk.type === 'text-end' ? 'text-delta' : chunk.type === 'reasoning-end' ? 'reasoning-delta' : chunk.type, runId: chunk.runId, from: chunk.from, payload: { id, text } } as ChunkType;
+  // Releases `length` code units of the channel's held text: a delta per block run, then the ends
+  // of blocks that have ended and have nothing held any more.
+  const release = (flow: ChannelFlow, length: number, at: ChunkType): ChunkType[] => {
+    const out: ChunkType[] = [];
+    let left = length;
+    while (left > 0 && flow.pieces.length > 0) {
+      const piece = flow.pieces[0]!;
+      const text = piece.text.length <= left ? piece.text : piece.text.slice(0, left);
+      if (text.length === piece.text.length) flow.pieces.shift();
+      else piece.text = piece.text.slice(left);
+      left -= text.length;
+      if (flow.channel === 'answer') released += text;
+      else reasoning += text;
+      const last = out[out.length - 1] as { type: string; payload: { id: unknown; text: string } } | undefined;
+      if (last !== undefined && last.payload.id === piece.id && last.type === DELTA_TYPE[flow.channel]) last.payload.text += text;
+      else out.push({ type: DELTA_TYPE[flow.channel], runId: at.runId, from: at.from, payload: { id: piece.id, text } } as ChunkType);
+    }
+    if (flow.endChunks.size > 0) for (const id of [...flow.endChunks.keys()]) {
+      if (flow.pieces.some((piece) => String(piece.id) === id)) continue;
+      out.push(flow.endChunks.get(id)!);
+      flow.endChunks.delete(id);
+    }
+    return out;
   };
 
-  const judged = (chunk: ChunkType, channel: OutputChannel, id: unknown, verdict: StreamVerdict, end: boolean): ChunkType[] | Promise<ChunkType[]> => {
-    if (verdict.kind === 'refuse') return refuse(channel, verdict.outcome, chunk);
-    if (verdict.text.length === 0) return end ? [chunk] : [];
-    return end ? [delta(chunk, channel, id, verdict.text), chunk] : [delta(chunk, channel, id, verdict.text)];
+  const judged = (flow: ChannelFlow, verdict: StreamVerdict, at: ChunkType): ChunkType[] | Promise<ChunkType[]> =>
+    verdict.kind === 'refuse' ? refuse(flow.channel, verdict.outcome, at) : release(flow, verdict.text.length, at);
+
+  // The end of the run's output: each channel judged whole, and what was held released.
+  const closeFlows = (at: ChunkType): ChunkType[] | Promise<ChunkType[]> => {
+    const pending = [...flows.values()];
+    const next = (index: number, out: ChunkType[]): ChunkType[] | Promise<ChunkType[]> => {
+      if (index >= pending.length) return out;
+      const flow = pending[index]!;
+      return settle(judge.end(flow.channel, '', options.signal), (verdict): ChunkType[] | Promise<ChunkType[]> => {
+        if (verdict.kind === 'refuse') return refuse(flow.channel, verdict.outcome, at);
+        return next(index + 1, [...out, ...release(flow, Number.MAX_SAFE_INTEGER, at)]);
+      });
+    };
+    return next(0, []);
   };
 
   return {
@@ -80,31 +133,53 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
       if (chunk.type === 'tool-call' && options.final !== undefined) calls.push(leafText((chunk as { payload?: { args?: unknown } }).payload?.args ?? null) ?? '');
       if (shape === undefined) {
         // The run stopped: what is held was never judged whole and is never shown.
-        if (RUN_STOPS.has(chunk.type)) judge.drop();
+        if (RUN_STOPS.has(chunk.type)) {
+          judge.drop();
+          flows.clear();
+        }
+        // The run's last chunk: everything held is judged whole, then released before it.
+        if (chunk.type === 'finish') {
+          return settle(closeFlows(chunk), (out) => {
+            if (stopped) return out;
+            flows.clear();
+            return [...out, chunk];
+          });
+        }
         return [chunk];
       }
       const payload = (chunk as { payload?: { id?: unknown; text?: unknown } }).payload ?? {};
-      const id = String(payload.id ?? '');
-      if (shape.edge === 'end') return settle(judge.end(shape.channel, id, options.signal), (verdict) => judged(chunk, shape.channel, payload.id, verdict, true));
+      const flow = flowOf(shape.channel);
+      if (shape.edge === 'end') {
+        const id = String(payload.id ?? '');
+        if (!flow.pieces.some((piece) => String(piece.id) === id)) return [chunk];
+        flow.endChunks.set(id, chunk);
+        return [];
+      }
       // A delta that is not text cannot be judged: refuse rather than pass it through unread.
       if (typeof payload.text !== 'string') return refuse(shape.channel, { kind: 'error', policy: 'stream-reader', code: 'POLICY.INVALID_DECISION' }, chunk);
-      return settle(judge.delta(shape.channel, id, payload.text, options.signal), (verdict) => judged(chunk, shape.channel, payload.id, verdict, false));
+      if (payload.text.length === 0) return [];
+      flow.pieces.push({ id: payload.id, text: payload.text });
+      return settle(judge.delta(shape.channel, '', payload.text, options.signal), (verdict) => judged(flow, verdict, chunk));
     },
     async end() {
+      // No `finish` chunk came (the source just ended): what is held is judged whole first.
+      const tail = flows.size > 0 && !stopped ? await closeFlows({ type: 'finish' } as ChunkType) : [];
+      if (stopped) return tail;
       judge.drop();
       const answer = calls.length === 0 ? released : [released, ...calls].join('\n');
       const refused = options.final === undefined ? undefined : await options.final({ answer, reasoning });
       if (refused === undefined) {
         finish({ kind: 'finished', text: released });
-        return [];
+        return tail;
       }
-      // Everything was judged as it streamed; the whole can still refuse (a phrase across two blocks).
+      // Everything was judged as it streamed; the whole (with the tool arguments) can still refuse.
       stopped = true;
       finish({ kind: 'refused', ...refused });
-      return [{ type: 'tripwire', payload: { reason: refused.reason, processorId: options.processorId, metadata: { code: refused.code, phase: 'output' } } } as unknown as ChunkType];
+      return [...tail, { type: 'tripwire', payload: { reason: refused.reason, processorId: options.processorId, metadata: { code: refused.code, phase: 'output' } } } as unknown as ChunkType];
     },
     abandon() {
       judge.drop();
+      flows.clear();
       finish({ kind: 'finished', text: released });
     },
   };

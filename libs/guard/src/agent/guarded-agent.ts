@@ -1,3 +1,4 @@
+import { GatehouseError } from '@gatehouse/contracts';
 import { Agent, type AgentConfig } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
 import { type InputProcessor, type OutputProcessor, type Processor } from '@mastra/core/processors';
@@ -188,13 +189,14 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
   const guardedTools = guarding && config.tools !== undefined ? wrapToolsWithGuardrails(config.tools as Record<string, unknown>, guardrailOptions) : config.tools;
   const tools = guardedTools === undefined ? undefined : gateTools(guardedTools as Record<string, unknown>, 'createGuardedAgent');
   const guardrailProcessors = guarding ? [new GuardrailProcessor(guardrailOptions)] : [];
+  const toolNames: ReadonlySet<string> = new Set(Object.entries((tools ?? {}) as Record<string, { id?: unknown }>).flatMap(([key, tool]) => (typeof tool.id === 'string' ? [key, tool.id] : [key])));
   const judgesAnswer = guarding && hasPlacement(guardrails, 'post-model');
   // A step's text judged whole before its tools run: the policies once more (a block never closed
   // was never judged final), then the `post-model` guardrails (the same judgement the hold reuses).
   const stepGate = new StepGateProcessor(async (text, args): Promise<StepRefusal | undefined> => {
     const refused = await engine.judgeStep(text, args.requestContext, args.abortSignal);
-    if (refused || !judgesAnswer || text.length === 0) return refused;
-    const outcome = await judgeAnswerOnce(guardrailOptions, text, args.requestContext, args.abortSignal);
+    if (refused || !judgesAnswer || text.answer.length === 0) return refused;
+    const outcome = await judgeAnswerOnce(guardrailOptions, text.answer, args.requestContext, args.abortSignal);
     if (outcome.kind === 'pass') return undefined;
     if (outcome.kind === 'halted') {
       const run = guardrailRunOf(args.requestContext);
@@ -256,6 +258,8 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
       let result: Awaited<ReturnType<Agent['generate']>>;
       try {
         result = await agent.generate(messages, callOptions({ ...valid, abortSignal }, requestContext) as never);
+      } catch {
+        throw runFailed();
       } finally {
         gate.close();
       }
@@ -294,9 +298,9 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
       let output: Awaited<ReturnType<Agent['stream']>>;
       try {
         output = await streamAgent.stream(messages, callOptions({ ...valid, abortSignal }, requestContext) as never);
-      } catch (error) {
+      } catch {
         gate.close();
-        throw error;
+        throw runFailed();
       }
       const runId = (): string | undefined => output.runId ?? valid.runId;
       const haltedResult = (halted: { by: string; reason: string }): GuardedGenerateResult =>
@@ -328,32 +332,45 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
         processorId: engine.id,
         ...(streamAgent === agent ? {} : { final: (text: { answer: string; reasoning: string }) => engine.judgeFinalOutput(text, requestContext, valid.abortSignal) }),
       });
-      const view = createCallerView({ gate, judgeShown: (value) => engine.judgeShown(value, requestContext, valid.abortSignal), stop: () => stopper.abort() });
+      const view = createCallerView({ gate, toolNames, judgeShown: (value) => engine.judgeShown(value, requestContext, valid.abortSignal), stop: () => stopper.abort() });
       const caller = callerStreams();
       const stages = [createTextEndRestorer(), content, ...(hold ? [hold] : []), view];
       const pumped = pumpStages(output.fullStream as ReadableStream<ChunkType>, stages, caller.sink);
+      // How the call ended, once the reader has: a refusal, a halt, or the judged text.
+      const settled = async (): Promise<GuardedGenerateResult> => {
+        await pumped;
+        const judged = await content.ended;
+        if (judged.kind === 'refused') return refusedResult(judged, runId(), engine.id);
+        if (!hold) return finish(judged.text);
+        const end = await hold.ended;
+        if (end.kind === 'halted') {
+          started!.run.halted ??= { by: end.by, reason: end.reason };
+          return haltedResult(started!.run.halted);
+        }
+        if (end.kind === 'refused') {
+          return Object.freeze({ stopReason: 'tripwire' as const, text: '', finishReason: 'tripwire', tripwire: Object.freeze({ reason: end.reason, code: end.code, processorId: GUARDRAIL_PROCESSOR_ID }), runId: runId() });
+        }
+        return finish(end.text);
+      };
       return Object.freeze({
         fullStream: caller.fullStream,
         textStream: caller.textStream,
         async result(): Promise<GuardedGenerateResult> {
-          await pumped;
-          const judged = await content.ended;
-          if (judged.kind === 'refused') return refusedResult(judged, runId(), engine.id);
-          if (!hold) return finish(judged.text);
-          const end = await hold.ended;
-          if (end.kind === 'halted') {
-            started!.run.halted ??= { by: end.by, reason: end.reason };
-            return haltedResult(started!.run.halted);
+          try {
+            return await settled();
+          } catch {
+            throw runFailed();
           }
-          if (end.kind === 'refused') {
-            return Object.freeze({ stopReason: 'tripwire' as const, text: '', finishReason: 'tripwire', tripwire: Object.freeze({ reason: end.reason, code: end.code, processorId: GUARDRAIL_PROCESSOR_ID }), runId: runId() });
-          }
-          return finish(end.text);
         },
       });
     },
   };
   return Object.freeze(handle);
+}
+
+// What a call that failed throws: a provider's or a tool's error message may quote anything.
+function runFailed(): GatehouseError {
+  return new GatehouseError('AGENT.RUN_FAILED', 'The agent run failed', { category: 'internal' });
 }
 
 // A call a gate refused (by default the step gate: the step's tools did not run); it shows no text.

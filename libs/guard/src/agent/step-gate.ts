@@ -30,8 +30,14 @@ export interface StepGateRefusal {
   readonly code: string;
 }
 
-/** Judges one step's text before its tools run; resolves to a refusal or undefined (passed). */
-export type StepJudge = (text: string, args: ProcessLLMResponseArgs) => Promise<StepRefusal | undefined>;
+/** What a step wrote so far in the run: its answer text and its reasoning (every step's, in order). */
+export interface StepText {
+  readonly answer: string;
+  readonly reasoning: string;
+}
+
+/** Judges the run's text up to the end of a step, before that step's tools run; resolves to a refusal or undefined (passed). */
+export type StepJudge = (text: StepText, args: ProcessLLMResponseArgs) => Promise<StepRefusal | undefined>;
 
 const NOT_JUDGED: StepRefusal = Object.freeze({ code: 'STEP.NOT_JUDGED', reason: 'Tool call was not part of a judged step' });
 const RUN_ENDED: StepRefusal = Object.freeze({ code: 'STEP.RUN_ENDED', reason: 'The run ended before the tool call was judged' });
@@ -50,6 +56,9 @@ export class StepGate {
   private readonly verdicts = new Map<string, Waiter>();
   private refusal: StepRefusal | undefined;
   private closed = false;
+  // The run's text so far: a phrase or a key may start in one step and end in the next.
+  private answer = '';
+  private reasoning = '';
 
   /** `onRefused` is told once, at the first refusal (the guarded agent stops the run). */
   constructor(private readonly onRefused: (refusal: StepRefusal) => void = () => undefined) {}
@@ -57,6 +66,13 @@ export class StepGate {
   /** The run's refusal, once one of its steps was refused. */
   get refused(): StepRefusal | undefined {
     return this.refusal;
+  }
+
+  /** Adds a step's text to the run's and returns the run's text so far. */
+  wrote(step: StepText): StepText {
+    this.answer += step.answer;
+    this.reasoning += step.reasoning;
+    return { answer: this.answer, reasoning: this.reasoning };
   }
 
   /** Calls waiting for a verdict now. */
@@ -230,7 +246,8 @@ export class StepGateProcessor implements Processor<typeof STEP_GATE_PROCESSOR_I
   async processLLMResponse(args: ProcessLLMResponseArgs): Promise<undefined> {
     const gate = stepGateOf(args.requestContext);
     if (!gate) return undefined; // no gate: every call refuses itself (NO_GATE)
-    const { text, toolCallIds } = stepOf(args.chunks);
+    const { answer, reasoning, toolCallIds } = stepOf(args.chunks);
+    const text = gate.wrote({ answer, reasoning });
     let refusal: StepRefusal | undefined;
     try {
       refusal = gate.refused ?? (await this.judge(text, args));
@@ -243,14 +260,16 @@ export class StepGateProcessor implements Processor<typeof STEP_GATE_PROCESSOR_I
   }
 }
 
-// The step's text (its text deltas, in order) and the ids of the tool calls it made.
-function stepOf(chunks: readonly unknown[]): { text: string; toolCallIds: string[] } {
-  let text = '';
+// The step's text and reasoning (their deltas, in order) and the ids of the tool calls it made.
+function stepOf(chunks: readonly unknown[]): { answer: string; reasoning: string; toolCallIds: string[] } {
+  let answer = '';
+  let reasoning = '';
   const toolCallIds: string[] = [];
   for (const chunk of chunks) {
     const { type, payload } = (chunk ?? {}) as { type?: unknown; payload?: { text?: unknown; toolCallId?: unknown } };
-    if (type === 'text-delta' && typeof payload?.text === 'string') text += payload.text;
+    if (type === 'text-delta' && typeof payload?.text === 'string') answer += payload.text;
+    else if (type === 'reasoning-delta' && typeof payload?.text === 'string') reasoning += payload.text;
     else if (type === 'tool-call' && typeof payload?.toolCallId === 'string') toolCallIds.push(payload.toolCallId);
   }
-  return { text, toolCallIds };
+  return { answer, reasoning, toolCallIds };
 }
