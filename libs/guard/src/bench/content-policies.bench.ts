@@ -4,6 +4,7 @@
 import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
 import { denyPatterns, piiSecrets } from '../policy-engine/policies/index.js';
 import type { PolicyContext, PolicyDecision, PolicyEvaluator } from '../policy-engine/types.js';
+import { type Random, seeded } from './seeded-random.js';
 
 const CORPUS_CHARS = 8_000_000;
 const SEGMENT_CHARS = 4096;
@@ -125,19 +126,6 @@ function segment(corpus: string, size: number): string[] {
 
 // --- deterministic corpus -------------------------------------------------------------
 
-type Random = () => number;
-
-// mulberry32: tiny, seedable and good enough to make the corpus identical on every run.
-function seeded(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const int = (random: Random, min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;

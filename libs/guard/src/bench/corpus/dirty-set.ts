@@ -3,6 +3,7 @@
 // run (and every machine) judges the same set. Nothing here is a live credential: the values
 // are drawn at random, and generated at run time so no secret-shaped string is committed.
 import type { PiiSecretsDetectorId } from '../../policy-engine/policies/pii-secrets.js';
+import { type Random, seeded } from '../seeded-random.js';
 
 /** One positive: `text` holds something the `detector` must find. */
 export interface DirtySample {
@@ -10,19 +11,6 @@ export interface DirtySample {
   readonly text: string;
 }
 
-type Random = () => number;
-
-// mulberry32, as in content-policies.bench.ts: tiny, seedable, the same on every run.
-function seeded(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const int = (random: Random, min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
