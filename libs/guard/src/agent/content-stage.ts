@@ -49,6 +49,7 @@ interface ChannelFlow {
   readonly endChunks: Map<string, ChunkType>;
 }
 
+const NONE: ChunkType[] = Object.freeze([]) as unknown as ChunkType[];
 const DELTA_TYPE: Readonly<Record<OutputChannel, string>> = { answer: 'text-delta', reasoning: 'reasoning-delta', object: 'text-delta' };
 
 export function createContentStage(options: ContentStageOptions): ContentStage {
@@ -84,6 +85,7 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
   // Releases `length` code units of the channel's held text: a delta per block run, then the ends
   // of blocks that have ended and have nothing held any more.
   const release = (flow: ChannelFlow, length: number, at: ChunkType): ChunkType[] => {
+    if (length === 0 && flow.endChunks.size === 0) return NONE;
     const out: ChunkType[] = [];
     let left = length;
     while (left > 0 && flow.pieces.length > 0) {

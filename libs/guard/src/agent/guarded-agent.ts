@@ -415,6 +415,8 @@ function callerStreams(): { fullStream: ReadableStream<ChunkType>; textStream: R
   return { fullStream: full.stream, textStream: text.stream, sink };
 }
 
+const BATCH = 1;
+
 class PumpedStream<T> {
   readonly stream: ReadableStream<T>;
   private items: T[] = [];
@@ -428,17 +430,8 @@ class PumpedStream<T> {
       {
         pull: async (controller) => {
           while (this.head === this.items.length && !this.ended) await new Promise<void>((resolve) => (this.wake = resolve));
-          if (this.head < this.items.length) {
-            controller.enqueue(this.items[this.head]!);
-            this.items[this.head++] = undefined as T;
-            if (this.head > 1024 && this.head * 2 > this.items.length) {
-              this.items = this.items.slice(this.head);
-              this.head = 0;
-            }
-            return;
-          }
-          if (this.ended?.error !== undefined) controller.error(this.ended.error);
-          else controller.close();
+          if (this.head < this.items.length) this.give(controller);
+          else this.finish(controller);
         },
         cancel: () => {
           this.cancelled = true;
@@ -448,6 +441,24 @@ class PumpedStream<T> {
       },
       { highWaterMark: 0 },
     );
+  }
+
+  // Hands over what is waiting, a bounded batch at a time (the stream's own queue stays short).
+  private give(controller: ReadableStreamDefaultController<T>): void {
+    const until = Math.min(this.items.length, this.head + BATCH);
+    while (this.head < until) {
+      controller.enqueue(this.items[this.head]!);
+      this.items[this.head++] = undefined as T;
+    }
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private finish(controller: ReadableStreamDefaultController<T>): void {
+    if (this.ended?.error !== undefined) controller.error(this.ended.error);
+    else controller.close();
   }
 
   push(item: T): void {

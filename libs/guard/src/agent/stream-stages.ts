@@ -84,7 +84,9 @@ export async function pumpStages(source: ReadableStream<ChunkType>, stages: read
         sink.close();
         return;
       }
-      for (const chunk of await through(stages, [next.value], 0)) sink.chunk(chunk);
+      // Awaited only when a stage answered with a promise: an await per chunk is what this avoids.
+      const passed = through(stages, [next.value], 0);
+      for (const chunk of passed instanceof Promise ? await passed : passed) sink.chunk(chunk);
       if (last?.done) {
         // Stopped before the source ended: the stages before the last settle with what they released.
         abandon(stages);
@@ -117,7 +119,8 @@ export function pipeStages(source: ReadableStream<ChunkType>, stages: readonly S
           controller.error(error);
           return;
         }
-        const out = next.done ? await flush(stages) : await through(stages, [next.value], 0);
+        const passed = next.done ? flush(stages) : through(stages, [next.value], 0);
+        const out = passed instanceof Promise ? await passed : passed;
         for (const chunk of out) controller.enqueue(chunk);
         if (next.done || last?.done) {
           finished = true;

@@ -147,61 +147,97 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * judges every chunk, and each promise costs there); only a promise is raced against a deadline.
  */
 export function evaluatePolicies(policies: readonly PolicySnapshot[], request: EvaluationRequest): EvaluationOutcome | Promise<EvaluationOutcome> {
-  return evaluateFrom(policies, request, 0, undefined);
+  return evaluateFrom(policies, request, 0, new PolicySignal(request.signal));
+}
+
+/**
+ * The signal policies get: aborted with the caller's, or at a deadline. Made when a policy first
+ * reads it (or answers with a promise): a synchronous policy that never looks costs no controller
+ * and no listener on the caller's signal, which a stream judging every chunk would feel.
+ */
+class PolicySignal {
+  private controller: AbortController | undefined;
+  private unlink: (() => void) | undefined;
+
+  constructor(private readonly outer: AbortSignal | undefined) {}
+
+  get live(): AbortController {
+    if (this.controller === undefined) {
+      const controller = new AbortController();
+      const outer = this.outer;
+      if (outer !== undefined) {
+        if (outer.aborted) controller.abort();
+        const onAbort = () => controller.abort();
+        outer.addEventListener('abort', onAbort, { once: true });
+        this.unlink = () => outer.removeEventListener('abort', onAbort);
+      }
+      this.controller = controller;
+    }
+    return this.controller;
+  }
+
+  release<T>(outcome: T): T {
+    this.unlink?.();
+    this.unlink = undefined;
+    return outcome;
+  }
+}
+
+// What a policy is told (PolicyContext): a class, so its signal getter costs nothing to create.
+class Context {
+  readonly phase: PolicyPhase;
+  readonly channel: OutputChannel;
+  readonly final: boolean;
+
+  constructor(
+    request: EvaluationRequest,
+    readonly offset: number,
+    readonly segmentLength: number,
+    readonly previousSegmentLength: number,
+    private readonly policySignal: PolicySignal,
+  ) {
+    this.phase = request.phase;
+    this.channel = request.channel;
+    this.final = request.final;
+  }
+
+  get signal(): AbortSignal {
+    return this.policySignal.live.signal;
+  }
 }
 
 // Runs policies[from..] until one answers with a promise, which the rest then waits for.
-function evaluateFrom(policies: readonly PolicySnapshot[], request: EvaluationRequest, from: number, controller: AbortController | undefined): EvaluationOutcome | Promise<EvaluationOutcome> {
+function evaluateFrom(policies: readonly PolicySnapshot[], request: EvaluationRequest, from: number, signal: PolicySignal): EvaluationOutcome | Promise<EvaluationOutcome> {
   for (let index = from; index < policies.length; index++) {
     const policy = policies[index]!;
     if (!policy.phases.has(request.phase) || !policy.channels.has(request.channel)) continue;
-    // The signal a policy gets: one per evaluation, aborted with the caller's or at a deadline.
-    controller ??= linkedController(request.signal);
-    const live = controller;
     let verdict: unknown;
     try {
       const { text, offset, segmentLength, previousSegmentLength } = request.textFor(policy);
-      verdict = policy.evaluate(text, { phase: request.phase, channel: request.channel, offset, segmentLength, previousSegmentLength, final: request.final, signal: live.signal });
+      verdict = policy.evaluate(text, new Context(request, offset, segmentLength, previousSegmentLength, signal));
     } catch {
-      return failed(policy, 'POLICY.EVALUATION_FAILED', controller);
+      return signal.release(failure(policy, 'POLICY.EVALUATION_FAILED'));
     }
     if (isThenable(verdict)) {
-      return withDeadline(verdict, request.timeoutMs, live).then(
+      return withDeadline(verdict, request.timeoutMs, signal.live).then(
         (settled) => {
           const outcome = judged(policy, settled);
-          if (outcome !== undefined) return release(outcome, live);
-          return evaluateFrom(policies, request, index + 1, live);
+          if (outcome !== undefined) return signal.release(outcome);
+          return evaluateFrom(policies, request, index + 1, signal);
         },
-        () => failed(policy, 'POLICY.EVALUATION_FAILED', live),
+        () => signal.release(failure(policy, 'POLICY.EVALUATION_FAILED')),
       );
     }
     const outcome = judged(policy, verdict);
-    if (outcome !== undefined) return release(outcome, controller);
+    if (outcome !== undefined) return signal.release(outcome);
   }
-  return release(ALLOWED_OUTCOME, controller);
+  return signal.release(ALLOWED_OUTCOME);
 }
 
 const ALLOWED_OUTCOME: EvaluationOutcome = Object.freeze({ kind: 'allowed' });
-const linkedSignals = new WeakMap<AbortController, () => void>();
 
-function linkedController(signal: AbortSignal | undefined): AbortController {
-  const controller = new AbortController();
-  if (signal !== undefined) {
-    if (signal.aborted) controller.abort();
-    const onAbort = () => controller.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    linkedSignals.set(controller, () => signal.removeEventListener('abort', onAbort));
-  }
-  return controller;
-}
-
-function release(outcome: EvaluationOutcome, controller: AbortController | undefined): EvaluationOutcome {
-  if (controller !== undefined) linkedSignals.get(controller)?.();
-  return outcome;
-}
-
-function failed(policy: PolicySnapshot, code: 'POLICY.EVALUATION_FAILED' | 'POLICY.EVALUATION_TIMEOUT' | 'POLICY.INVALID_DECISION', controller: AbortController | undefined): EvaluationOutcome {
-  return release({ kind: 'error', policy: policy.name, code }, controller);
+function failure(policy: PolicySnapshot, code: 'POLICY.EVALUATION_FAILED'): EvaluationOutcome {
+  return { kind: 'error', policy: policy.name, code };
 }
 
 // A verdict's outcome, or undefined when it allows (the next policy decides).

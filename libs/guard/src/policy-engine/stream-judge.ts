@@ -2,7 +2,7 @@
 // as it grows, and with hold-back only what every policy has already judged together with what
 // can follow it is released. Windows count characters of the normalized view (normalized-view.ts)
 // for the policies that read it, and map back to source offsets for release.
-import { type EvaluationOutcome, evaluatePolicies, type PolicySnapshot } from './evaluate.js';
+import { type EvaluationOutcome, evaluatePolicies, type EvaluationRequest, type PolicySnapshot } from './evaluate.js';
 import { releasableSource, windowStart } from './hold-back.js';
 import { NormalizedText } from './normalized-view.js';
 import { type OutputChannel } from './types.js';
@@ -19,8 +19,10 @@ interface Segment {
   readonly text: NormalizedText;
   /** Source code units released. */
   released: number;
-  /** Per policy: length of the text it read (view or source) at its last evaluation. */
-  readonly judged: Map<string, number>;
+  /** Per policy and form: length of the text it read at its last evaluation. */
+  readonly judged: { readonly view: Map<PolicySnapshot, number>; readonly source: Map<PolicySnapshot, number> };
+  /** The evaluation requests of this segment, made once (by final, then form). */
+  requests: Map<string, EvaluationRequest> | undefined;
 }
 
 const NOTHING: StreamVerdict = Object.freeze({ kind: 'release', text: '' });
@@ -33,6 +35,7 @@ interface ChannelPolicies {
   readonly source: readonly PolicySnapshot[];
   /** Every policy bounded: the start of a block can be dropped from what the next judgement reads. */
   readonly bounded: boolean;
+  readonly longestWindow: number;
 }
 
 /** One stream's blocks under the output policies. */
@@ -53,6 +56,7 @@ export class StreamJudge {
         view: all.filter((p) => p.reads !== 'source'),
         source: all.filter((p) => p.reads === 'source'),
         bounded: all.every((p) => p.window !== undefined),
+        longestWindow: Math.max(0, ...all.map((p) => p.window ?? 0)),
       });
     }
     this.byChannel = byChannel;
@@ -99,7 +103,7 @@ export class StreamJudge {
     const key = `${channel}:${id}`;
     let segment = this.segments.get(key);
     if (!segment) {
-      segment = { channel, policies: this.byChannel.get(channel) ?? NO_POLICIES, text: new NormalizedText(), released: 0, judged: new Map() };
+      segment = { channel, policies: this.byChannel.get(channel) ?? NO_POLICIES, text: new NormalizedText(), released: 0, judged: { view: new Map(), source: new Map() }, requests: undefined };
       this.segments.set(key, segment);
     }
     return segment;
@@ -110,25 +114,30 @@ export class StreamJudge {
   // the source, where folding can join a neighbour onto a token), and either reading may refuse.
   private judge(segment: Segment, final: boolean, signal: AbortSignal | undefined): EvaluationOutcome | Promise<EvaluationOutcome> {
     const { text, policies } = segment;
-    const first = evaluatePolicies(policies.all, this.request(segment, final, signal, (policy) => (policy.reads === 'source' ? 'source' : 'view')));
+    const first = evaluatePolicies(policies.all, this.request(segment, final, signal, false));
     if (text.same || policies.view.length === 0) return first;
-    return settle(first, (outcome) => (outcome.kind !== 'allowed' ? outcome : evaluatePolicies(policies.view, this.request(segment, final, signal, () => 'source', ':source'))));
+    return settle(first, (outcome) => (outcome.kind !== 'allowed' ? outcome : evaluatePolicies(policies.view, this.request(segment, final, signal, true))));
   }
 
-  private request(segment: Segment, final: boolean, signal: AbortSignal | undefined, form: (policy: PolicySnapshot) => 'view' | 'source', tag = '') {
-    const { text } = segment;
-    return {
-      phase: 'output' as const,
+  // The request a segment is judged with (one per final/form, made once: a stream judges every chunk).
+  private request(segment: Segment, final: boolean, signal: AbortSignal | undefined, allSource: boolean): EvaluationRequest {
+    const key = `${final ? 'f' : 'd'}${allSource ? 's' : 'v'}`;
+    const cached = segment.requests?.get(key);
+    if (cached !== undefined) return cached;
+    const { text, judged } = segment;
+    const request: EvaluationRequest = {
+      phase: 'output',
       channel: segment.channel,
       final,
       signal,
       timeoutMs: this.timeoutMs,
-      textFor: (policy: PolicySnapshot) => {
+      textFor: (policy) => {
         // The end of a block, or a policy without a window, reads all of it.
-        const source = form(policy) === 'source';
+        const source = allSource || policy.reads === 'source';
         const read = source ? text.written : text.view;
-        const previous = segment.judged.get(policy.name + tag) ?? 0;
-        segment.judged.set(policy.name + tag, read.length);
+        const lengths = source ? judged.source : judged.view;
+        const previous = lengths.get(policy) ?? 0;
+        lengths.set(policy, read.length);
         if (final || policy.window === undefined) {
           const whole = source ? text.source : text.text;
           return { text: whole, offset: 0, segmentLength: whole.length, previousSegmentLength: previous };
@@ -137,16 +146,20 @@ export class StreamJudge {
         return { text: read.slice(start), offset: start, segmentLength: read.length, previousSegmentLength: previous };
       },
     };
+    (segment.requests ??= new Map()).set(key, request);
+    return request;
   }
 }
 
-const NO_POLICIES: ChannelPolicies = Object.freeze({ all: [], view: [], source: [], bounded: true });
+const NO_POLICIES: ChannelPolicies = Object.freeze({ all: [], view: [], source: [], bounded: true, longestWindow: 0 });
 
 // Every policy bounded: the next judgement of each starts at its window before the current end (or
 // at the token it cuts), and nothing before what was released is shown again. Drop the rest from
 // what is kept at hand (the whole stays for the end of the block).
 function keepOnlyWhatIsRead(segment: Segment): void {
   const { text, policies } = segment;
+  // Cheap first: nothing worth dropping until the kept view is well past the longest window.
+  if (text.view.length - text.keptFrom < KEEP_SLACK + policies.longestWindow) return;
   let keepView = text.view.length;
   for (const policy of policies.view) keepView = Math.min(keepView, windowStart(text.view, text.view.length, policy.window!));
   let keepSource = Math.min(segment.released, text.sourceOffset(keepView));
