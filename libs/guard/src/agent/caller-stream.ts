@@ -144,6 +144,13 @@ export function createCallerView(options: CallerViewOptions): StreamStage {
     push(chunk) {
       // A refused step's tools did not run: what follows it (their refusals, the step's end) is not shown.
       if (options.gate.refused && !RUN_STOPS.has(chunk.type)) return close();
+      // The most frequent chunk by far, built in one go.
+      if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') {
+        const payload = textDelta(record((chunk as { payload?: unknown }).payload) ?? {}) as Payload;
+        payload['id'] = alias('b', payload['id']);
+        last = { type: chunk.type, runId: chunk.runId, from: chunk.from, payload } as unknown as ChunkType;
+        return [last];
+      }
       const shape = shapes[chunk.type];
       if (shape === undefined) return [];
       const emit = (shown: Payload): ChunkType[] => {
