@@ -19,6 +19,7 @@ describe('docs/benchmarks.md', () => {
       'libs/guard/src/bench/audit-publish.bench.ts',
       'libs/guard/src/bench/connector.bench.ts',
       'libs/guard/src/bench/content-policies.bench.ts',
+      'libs/guard/src/bench/detector-quality.bench.ts',
       'libs/guard/src/bench/gatekeeper.bench.ts',
       'libs/guard/src/bench/schema-guardrail.bench.ts',
       'services/approval/src/bench/approval.bench.ts',
