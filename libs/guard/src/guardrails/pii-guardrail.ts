@@ -1,5 +1,6 @@
 import { type JsonValue } from '@gatehouse/contracts';
 import { scanCards, scanEmails, scanIpv4s, scanPhones } from '../policy-engine/policies/detectors/pii-detection.js';
+import { NormalizedText } from '../policy-engine/normalized-view.js';
 import { findAll, type Scanner } from '../policy-engine/policies/detectors/scan.js';
 import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
 
@@ -32,12 +33,28 @@ const ACTIONS: ReadonlySet<string> = new Set(['mask', 'observe', 'deny', 'approv
 
 export { luhnValid } from '../policy-engine/policies/detectors/pii-detection.js';
 
+// The source ranges `scan` finds in `text`: on the text as written and on its normalized view
+// (full-width digits, look-alike letters, zero-width characters between digits), mapped back.
+function rangesOf(scan: Scanner, text: string, view: NormalizedText | undefined): { start: number; end: number }[] {
+  const ranges = findAll(scan, text).map(({ start, end }) => ({ start, end }));
+  if (view !== undefined) for (const { start, end } of findAll(scan, view.text)) ranges.push({ start: view.sourceOffset(start), end: view.sourceOffset(end) });
+  ranges.sort((a, b) => a.start - b.start || b.end - a.end);
+  const merged: { start: number; end: number }[] = [];
+  for (const range of ranges) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && range.start < last.end) last.end = Math.max(last.end, range.end);
+    else if (range.end > range.start) merged.push({ ...range });
+  }
+  return merged;
+}
+
 function maskText(text: string, rules: readonly PiiRule[], found: Set<PiiRule>): string {
   let out = text;
   for (const rule of ORDER) {
     if (!rules.includes(rule)) continue;
     const { scan, token } = DETECTORS[rule];
-    const matches = findAll(scan, out);
+    const folded = new NormalizedText().append(out);
+    const matches = rangesOf(scan, out, folded.same ? undefined : folded);
     if (matches.length === 0) continue;
     found.add(rule);
     let masked = '';
