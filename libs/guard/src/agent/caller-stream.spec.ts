@@ -9,6 +9,7 @@ import { denyPatterns } from '../policy-engine/policies/deny-patterns.js';
 import { piiSecrets } from '../policy-engine/policies/pii-secrets.js';
 import { scriptedModel, type ScriptedStreamPart } from '../testing/scripted-model.js';
 import { callerView } from './caller-stream.js';
+import { callerStreams } from './caller-streams.js';
 import { createGuardedAgent } from './guarded-agent.js';
 import { StepGate } from './step-gate.js';
 
@@ -156,5 +157,19 @@ describe('callerView on chunk shapes a scripted agent does not produce', () => {
       ),
     );
     expect(out).toEqual([expect.objectContaining({ type: 'tripwire', payload: { reason: 'Content blocked by policy "p" (output)', processorId: 'gatehouse-step-gate', metadata: { code: 'POLICY.DENIED' } } })]);
+  });
+});
+
+describe('callerStreams', () => {
+  it("fails the caller's streams with the run's static error, never the source's", async () => {
+    const { fullStream, textStream, sink } = callerStreams(() => new Error('The agent run failed'));
+    sink.chunk({ type: 'text-delta', runId: 'r', from: 'AGENT', payload: { id: 'b-1', text: 'hi' } } as unknown as ChunkType);
+    sink.error(new Error(`provider said ${SECRET}`));
+    const reader = fullStream.getReader();
+    expect((await reader.read()).value).toMatchObject({ type: 'text-delta' });
+    await expect(reader.read()).rejects.toThrow('The agent run failed');
+    const text = textStream.getReader();
+    expect((await text.read()).value).toBe('hi');
+    await expect(text.read()).rejects.toThrow(/^The agent run failed$/);
   });
 });

@@ -15,7 +15,8 @@ import { assertNoSystemMessages, type GuardedCallOptions, validateCallOptions } 
 import { createAnswerHold, createTextEndRestorer } from './answer-hold.js';
 import { createCallerView } from './caller-stream.js';
 import { createContentStage } from './content-stage.js';
-import { pumpStages, type StageSink } from './stream-stages.js';
+import { callerStreams } from './caller-streams.js';
+import { pumpStages } from './stream-stages.js';
 import { InputAssetGuard, normalizeAssetOrigins } from './input-assets.js';
 import { gateTools, openStepGate, shareStepGate, STEP_GATE_PROCESSOR_ID, StepGateProcessor, type StepRefusal } from './step-gate.js';
 
@@ -333,7 +334,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
         ...(streamAgent === agent ? {} : { final: (text: { answer: string; reasoning: string }) => engine.judgeFinalOutput(text, requestContext, valid.abortSignal) }),
       });
       const view = createCallerView({ gate, toolNames, judgeShown: (value) => engine.judgeShown(value, requestContext, valid.abortSignal), stop: () => stopper.abort() });
-      const caller = callerStreams();
+      const caller = callerStreams(runFailed);
       const stages = [createTextEndRestorer(), content, ...(hold ? [hold] : []), view];
       const pumped = pumpStages(output.fullStream as ReadableStream<ChunkType>, stages, caller.sink);
       // How the call ended, once the reader has: a refusal, a halt, or the judged text.
@@ -387,97 +388,6 @@ function refusedResult(refusal: StepRefusal, runId: string | undefined, processo
 // The engine as an output processor of the final output only (its input side runs as an input processor).
 function finalOutputOf(engine: PolicyEngine): Processor {
   return { id: engine.id, name: engine.name, processOutputResult: (args) => engine.processOutputResult(args) } as Processor;
-}
-
-// The caller's chunk and text streams, fed by the pump. The pump runs ahead of a slow reader, so
-// what it is ahead by waits in a queue of our own (taken from by index: a web stream's internal
-// queue shifts an array per chunk, which costs quadratic time once the reader falls far behind).
-function callerStreams(): { fullStream: ReadableStream<ChunkType>; textStream: ReadableStream<string>; sink: StageSink } {
-  const full = new PumpedStream<ChunkType>();
-  const text = new PumpedStream<string>();
-  const sink: StageSink = {
-    chunk(chunk) {
-      full.push(chunk);
-      if (chunk.type === 'text-delta') {
-        const delta = (chunk.payload as { text?: unknown }).text;
-        if (typeof delta === 'string' && delta.length > 0) text.push(delta);
-      }
-    },
-    close() {
-      full.end();
-      text.end();
-    },
-    error(error) {
-      full.end(error);
-      text.end(error);
-    },
-  };
-  return { fullStream: full.stream, textStream: text.stream, sink };
-}
-
-const BATCH = 1;
-
-class PumpedStream<T> {
-  readonly stream: ReadableStream<T>;
-  private items: T[] = [];
-  private head = 0;
-  private ended: { error?: unknown } | undefined;
-  private cancelled = false;
-  private wake: (() => void) | undefined;
-
-  constructor() {
-    this.stream = new ReadableStream<T>(
-      {
-        pull: async (controller) => {
-          while (this.head === this.items.length && !this.ended) await new Promise<void>((resolve) => (this.wake = resolve));
-          if (this.head < this.items.length) this.give(controller);
-          else this.finish(controller);
-        },
-        cancel: () => {
-          this.cancelled = true;
-          this.items = [];
-          this.head = 0;
-        },
-      },
-      { highWaterMark: 0 },
-    );
-  }
-
-  // Hands over what is waiting, a bounded batch at a time (the stream's own queue stays short).
-  private give(controller: ReadableStreamDefaultController<T>): void {
-    const until = Math.min(this.items.length, this.head + BATCH);
-    while (this.head < until) {
-      controller.enqueue(this.items[this.head]!);
-      this.items[this.head++] = undefined as T;
-    }
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-  }
-
-  private finish(controller: ReadableStreamDefaultController<T>): void {
-    if (this.ended?.error !== undefined) controller.error(this.ended.error);
-    else controller.close();
-  }
-
-  push(item: T): void {
-    if (this.cancelled || this.ended) return;
-    this.items.push(item);
-    this.wakeReader();
-  }
-
-  end(error?: unknown): void {
-    if (this.ended) return;
-    this.ended = error === undefined ? {} : { error };
-    this.wakeReader();
-  }
-
-  private wakeReader(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
 }
 
 /**
