@@ -49,11 +49,32 @@ const textDelta: Shape = (payload) => {
   return { id: payload['id'], text: typeof text === 'string' && HAS_OVERRIDE.test(text) ? text.replace(OVERRIDES, '') : text };
 };
 
-/** A `step-finish`/`finish` payload without the step's text, steps, messages, request or tool calls. */
+const FINISH_REASONS: ReadonlySet<string> = new Set(['stop', 'length', 'content-filter', 'tool-calls', 'error', 'other', 'abort', 'tripwire', 'suspended']);
+
+/** A finish reason from the known set ('other' for anything a provider or model made up). */
+export function knownFinishReason(reason: unknown): string {
+  return typeof reason === 'string' && FINISH_REASONS.has(reason) ? reason : 'other';
+}
+
+// Token counts only: a provider's `raw` usage is its own to fill.
+function counts(usage: unknown): Payload | undefined {
+  const from = record(usage);
+  if (from === undefined) return undefined;
+  const out: Payload = {};
+  for (const [key, value] of Object.entries(from)) if (typeof value === 'number' && Number.isFinite(value)) out[key] = value;
+  return out;
+}
+
+/** A `step-finish`/`finish` payload without the step's text, steps, messages, request, tool calls or raw provider fields. */
 const stepEnd: Shape = (payload) => {
-  const kept = pick(payload, ['id', 'messageId', 'stepResult', 'totalUsage', 'processorRetryCount']);
+  const kept = pick(payload, ['id', 'messageId', 'processorRetryCount']);
+  const step = record(payload['stepResult']);
+  if (step) kept['stepResult'] = { reason: knownFinishReason(step['reason']), ...(typeof step['isContinued'] === 'boolean' ? { isContinued: step['isContinued'] } : {}) };
+  const total = counts(payload['totalUsage']);
+  if (total) kept['totalUsage'] = total;
   const output = record(payload['output']);
-  if (output && 'usage' in output) kept['output'] = { usage: output['usage'] };
+  const usage = counts(output?.['usage']);
+  if (usage) kept['output'] = { usage };
   for (const field of ['metadata', 'response']) {
     const nested = record(payload[field]);
     if (nested) kept[field] = pick(nested, MODEL_FIELDS);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { RequestContext } from '@mastra/core/request-context';
+import { MockMemory } from '@mastra/core/memory';
 import { type ChunkType } from '@mastra/core/stream';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
@@ -193,5 +194,66 @@ describe('content boundary attacks: a tool runs in a step whose reasoning is ref
     const { result } = await streamed(agent);
     expect((await result).stopReason).toBe('tripwire');
     expect(runs.count).toBe(0);
+  });
+});
+
+describe('content boundary attacks: two blocks of a channel written at once', () => {
+  // A caller that groups deltas by block (a chat UI does) reads each block whole: judged in
+  // arrival order, `the forbidden` + `xx` + ` phrase` passed while block 1 read the phrase.
+  const interleaved = (a: string, filler: string, b: string): Part[] => [
+    { type: 'text-start', id: 't1' }, { type: 'text-start', id: 't2' },
+    { type: 'text-delta', id: 't1', delta: a }, { type: 'text-delta', id: 't2', delta: filler },
+    { type: 'text-delta', id: 't1', delta: b }, { type: 'text-end', id: 't1' }, { type: 'text-end', id: 't2' },
+  ];
+  const byBlock = (chunks: readonly ChunkType[]) => {
+    const blocks = new Map<string, string>();
+    for (const c of chunks) if (c.type === 'text-delta') {
+      const p = c.payload as { id: string; text: string };
+      blocks.set(p.id, (blocks.get(p.id) ?? '') + p.text);
+    }
+    return [...blocks.values()].join('|');
+  };
+
+  it.each([
+    ['a phrase', interleaved('the forbidden', 'xx', ' phrase'), 'forbidden phrase'],
+    ['a key', interleaved('AKIAIOSFOD', ' ', 'NN7EXAMPLE'), SECRET],
+  ])('no block shows %s written across another block', async (_name, parts, forbidden) => {
+    const { chunks, result } = await streamed(guarded([[...parts, STOP]]).agent);
+    expect(byBlock(chunks)).not.toContain(forbidden);
+    expect((await result).stopReason).toBe('tripwire');
+  });
+
+  it('with memory too', async () => {
+    const memory = new MockMemory({ options: { lastMessages: 10, generateTitle: false } });
+    const s = await guarded([[...interleaved('the forbidden', 'xx', ' phrase'), STOP]], { memory: memory as never }).agent.stream('go', { requestContext: context(), memory: { thread: 'th', resource: 'user-1' } });
+    const chunks: ChunkType[] = [];
+    for await (const c of s.fullStream) chunks.push(c);
+    expect(byBlock(chunks)).not.toContain('forbidden phrase');
+    expect((await s.result()).stopReason).toBe('tripwire');
+  });
+
+  it('no tool runs in a step whose blocks were written at once', async () => {
+    const { agent, runs } = guarded([[...interleaved('the forbidden', 'xx', ' phrase'), ...call('c1', 'lookup', { key: 'x' }), TOOLS], [...text('z', 'done'), STOP]]);
+    await (await streamed(agent)).result;
+    expect(runs.count).toBe(0);
+  });
+});
+
+describe('content boundary attacks: model-written fields of a step end', () => {
+  it('shows no raw finish reason or raw usage, and a finish reason only from the known set', async () => {
+    const finish = { type: 'finish', finishReason: { unified: 'forbidden phrase', raw: SECRET }, usage: { ...usage, raw: { note: 'forbidden phrase' } } };
+    const { chunks, result } = await streamed(guarded([[...text('t', 'hi'), finish]]).agent);
+    const json = JSON.stringify(chunks);
+    expect(json).not.toContain(SECRET);
+    expect(json).not.toContain('forbidden phrase');
+    expect(JSON.stringify(await result)).not.toContain('forbidden');
+  });
+
+  it('releases many tiny blocks one after another, each whole and in order', async () => {
+    const parts: Part[] = [];
+    for (let i = 0; i < 400; i++) parts.push(...text(`b${i}`, String.fromCharCode(97 + (i % 26))));
+    const { shown, result } = await streamed(guarded([[...parts, STOP]]).agent);
+    expect(shown).toBe(Array.from({ length: 400 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(''));
+    expect((await result).stopReason).toBe('finished');
   });
 });

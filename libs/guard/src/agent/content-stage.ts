@@ -45,8 +45,12 @@ const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 interface ChannelFlow {
   readonly channel: OutputChannel;
   readonly pieces: { id: unknown; text: string }[];
-  readonly ended: Set<string>;
+  /** Per block: code units read and not yet released. */
+  readonly held: Map<string, number>;
+  /** Ends of blocks that ended while text of theirs was held. */
   readonly endChunks: Map<string, ChunkType>;
+  /** The block whose deltas are being read: one at a time per channel. */
+  open: string | undefined;
 }
 
 const NONE: ChunkType[] = Object.freeze([]) as unknown as ChunkType[];
@@ -65,7 +69,7 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
   const flowOf = (channel: OutputChannel): ChannelFlow => {
     let flow = flows.get(channel);
     if (!flow) {
-      flow = { channel, pieces: [], ended: new Set(), endChunks: new Map() };
+      flow = { channel, pieces: [], held: new Map(), endChunks: new Map(), open: undefined };
       flows.set(channel, flow);
     }
     return flow;
@@ -85,8 +89,9 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
   // Releases `length` code units of the channel's held text: a delta per block run, then the ends
   // of blocks that have ended and have nothing held any more.
   const release = (flow: ChannelFlow, length: number, at: ChunkType): ChunkType[] => {
-    if (length === 0 && flow.endChunks.size === 0) return NONE;
+    if (length === 0) return NONE;
     const out: ChunkType[] = [];
+    const emptied: string[] = [];
     let left = length;
     while (left > 0 && flow.pieces.length > 0) {
       const piece = flow.pieces[0]!;
@@ -94,16 +99,22 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
       if (text.length === piece.text.length) flow.pieces.shift();
       else piece.text = piece.text.slice(left);
       left -= text.length;
+      const key = String(piece.id);
+      const held = (flow.held.get(key) ?? 0) - text.length;
+      flow.held.set(key, held);
+      if (held === 0) emptied.push(key);
       if (flow.channel === 'answer') released += text;
       else reasoning += text;
       const last = out[out.length - 1] as { type: string; payload: { id: unknown; text: string } } | undefined;
       if (last !== undefined && last.payload.id === piece.id && last.type === DELTA_TYPE[flow.channel]) last.payload.text += text;
       else out.push({ type: DELTA_TYPE[flow.channel], runId: at.runId, from: at.from, payload: { id: piece.id, text } } as ChunkType);
     }
-    if (flow.endChunks.size > 0) for (const id of [...flow.endChunks.keys()]) {
-      if (flow.pieces.some((piece) => String(piece.id) === id)) continue;
-      out.push(flow.endChunks.get(id)!);
-      flow.endChunks.delete(id);
+    // The ends of blocks that ended and now have nothing held.
+    for (const key of emptied) {
+      const end = flow.endChunks.get(key);
+      if (end === undefined) continue;
+      out.push(end);
+      flow.endChunks.delete(key);
     }
     return out;
   };
@@ -151,16 +162,22 @@ export function createContentStage(options: ContentStageOptions): ContentStage {
       }
       const payload = (chunk as { payload?: { id?: unknown; text?: unknown } }).payload ?? {};
       const flow = flowOf(shape.channel);
+      const key = String(payload.id ?? '');
       if (shape.edge === 'end') {
-        const id = String(payload.id ?? '');
-        if (!flow.pieces.some((piece) => String(piece.id) === id)) return [chunk];
-        flow.endChunks.set(id, chunk);
+        if (flow.open === key) flow.open = undefined;
+        if ((flow.held.get(key) ?? 0) === 0) return [chunk];
+        flow.endChunks.set(key, chunk);
         return [];
       }
       // A delta that is not text cannot be judged: refuse rather than pass it through unread.
       if (typeof payload.text !== 'string') return refuse(shape.channel, { kind: 'error', policy: 'stream-reader', code: 'POLICY.INVALID_DECISION' }, chunk);
+      // Two blocks of a channel written at once: a caller grouping by block reads another text than
+      // the one judged in arrival order. Refused rather than judged twice over.
+      if (flow.open !== undefined && flow.open !== key) return refuse(shape.channel, { kind: 'error', policy: 'stream-reader', code: 'POLICY.INVALID_DECISION' }, chunk);
+      flow.open = key;
       if (payload.text.length === 0) return [];
       flow.pieces.push({ id: payload.id, text: payload.text });
+      flow.held.set(key, (flow.held.get(key) ?? 0) + payload.text.length);
       return settle(judge.delta(shape.channel, '', payload.text, options.signal), (verdict) => judged(flow, verdict, chunk));
     },
     async end() {

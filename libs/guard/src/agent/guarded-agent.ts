@@ -13,7 +13,7 @@ import { type PrincipalKind } from '../rbac/actor.js';
 import { RBACMiddleware } from '../rbac/rbac-middleware.js';
 import { assertNoSystemMessages, type GuardedCallOptions, validateCallOptions } from './call-options.js';
 import { createAnswerHold, createTextEndRestorer } from './answer-hold.js';
-import { createCallerView } from './caller-stream.js';
+import { createCallerView, knownFinishReason } from './caller-stream.js';
 import { createContentStage } from './content-stage.js';
 import { callerStreams } from './caller-streams.js';
 import { pumpStages } from './stream-stages.js';
@@ -283,7 +283,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
       return Object.freeze({
         stopReason: tripwire ? ('tripwire' as const) : ('finished' as const),
         text: tripwire ? '' : text,
-        finishReason: tripwire ? 'tripwire' : (result.finishReason as string | undefined),
+        finishReason: tripwire ? 'tripwire' : knownFinishReason(result.finishReason),
         tripwire,
         runId,
       });
@@ -312,7 +312,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
         const halted = started?.run.halted;
         if (halted) return haltedResult(halted);
         if (gate.refused) return refusedResult(gate.refused, runId());
-        return Object.freeze({ stopReason: tripwire ? ('tripwire' as const) : ('finished' as const), text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : finishReason, tripwire, runId: runId() });
+        return Object.freeze({ stopReason: tripwire ? ('tripwire' as const) : ('finished' as const), text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : knownFinishReason(finishReason), tripwire, runId: runId() });
       };
       // One reader of the run's chunks, through the stages (text ends restored; with post-model
       // guardrails each text block held until judged, see answer-hold.ts; the caller's view), into

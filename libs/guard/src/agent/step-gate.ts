@@ -246,11 +246,11 @@ export class StepGateProcessor implements Processor<typeof STEP_GATE_PROCESSOR_I
   async processLLMResponse(args: ProcessLLMResponseArgs): Promise<undefined> {
     const gate = stepGateOf(args.requestContext);
     if (!gate) return undefined; // no gate: every call refuses itself (NO_GATE)
-    const { answer, reasoning, toolCallIds } = stepOf(args.chunks);
+    const { answer, reasoning, toolCallIds, interleaved } = stepOf(args.chunks);
     const text = gate.wrote({ answer, reasoning });
     let refusal: StepRefusal | undefined;
     try {
-      refusal = gate.refused ?? (await this.judge(text, args));
+      refusal = gate.refused ?? (interleaved ? INTERLEAVED : await this.judge(text, args));
     } catch {
       refusal = JUDGE_FAULT;
     }
@@ -260,16 +260,27 @@ export class StepGateProcessor implements Processor<typeof STEP_GATE_PROCESSOR_I
   }
 }
 
-// The step's text and reasoning (their deltas, in order) and the ids of the tool calls it made.
-function stepOf(chunks: readonly unknown[]): { answer: string; reasoning: string; toolCallIds: string[] } {
+// The step's text and reasoning (their deltas, in order) and the ids of the tool calls it made;
+// `interleaved` when two blocks of one channel were written at once (the stream refuses those).
+function stepOf(chunks: readonly unknown[]): { answer: string; reasoning: string; toolCallIds: string[]; interleaved: boolean } {
   let answer = '';
   let reasoning = '';
+  let interleaved = false;
+  const open: Record<'answer' | 'reasoning', unknown> = { answer: undefined, reasoning: undefined };
   const toolCallIds: string[] = [];
   for (const chunk of chunks) {
-    const { type, payload } = (chunk ?? {}) as { type?: unknown; payload?: { text?: unknown; toolCallId?: unknown } };
-    if (type === 'text-delta' && typeof payload?.text === 'string') answer += payload.text;
-    else if (type === 'reasoning-delta' && typeof payload?.text === 'string') reasoning += payload.text;
-    else if (type === 'tool-call' && typeof payload?.toolCallId === 'string') toolCallIds.push(payload.toolCallId);
+    const { type, payload } = (chunk ?? {}) as { type?: unknown; payload?: { id?: unknown; text?: unknown; toolCallId?: unknown } };
+    const channel = type === 'text-delta' || type === 'text-end' ? 'answer' : type === 'reasoning-delta' || type === 'reasoning-end' ? 'reasoning' : undefined;
+    if (channel !== undefined && (type === 'text-end' || type === 'reasoning-end')) {
+      if (open[channel] === payload?.id) open[channel] = undefined;
+    } else if (channel !== undefined && typeof payload?.text === 'string') {
+      if (open[channel] !== undefined && open[channel] !== payload.id) interleaved = true;
+      open[channel] = payload.id;
+      if (channel === 'answer') answer += payload.text;
+      else reasoning += payload.text;
+    } else if (type === 'tool-call' && typeof payload?.toolCallId === 'string') toolCallIds.push(payload.toolCallId);
   }
-  return { answer, reasoning, toolCallIds };
+  return { answer, reasoning, toolCallIds, interleaved };
 }
+
+const INTERLEAVED: StepRefusal = Object.freeze({ code: 'STEP.INTERLEAVED_BLOCKS', reason: 'Step text could not be judged in one order' });
