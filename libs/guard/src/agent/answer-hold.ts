@@ -7,7 +7,7 @@
 // `raw`) are reduced by the caller's view (caller-stream.ts), which reads this stream.
 import { type ChunkType } from '@mastra/core/stream';
 import { type PostModelOutcome } from '../guardrails/agent-guardrails.js';
-import { pipeStages, type StreamStage } from './stream-stages.js';
+import { pipeStages, RUN_STOPS, type StreamStage } from './stream-stages.js';
 
 /** How a held stream ended, once it has. */
 export type HeldAnswerEnd =
@@ -32,8 +32,6 @@ export interface HoldAnswerOptions {
 }
 
 const FAULT_REASON = 'Guardrail evaluation failed';
-// Chunks after which the run produces nothing more: a block still open was cut short.
-const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 
 /** The hold as a stage of the guarded stream, with how it ended. */
 export interface AnswerHoldStage extends StreamStage {

@@ -15,7 +15,7 @@
 // refused a step (its tools did not run), the stream ends there with a `tripwire` chunk.
 import { type ChunkType } from '@mastra/core/stream';
 import { type StepGate, STEP_GATE_PROCESSOR_ID } from './step-gate.js';
-import { pipeStages, type StreamStage } from './stream-stages.js';
+import { pipeStages, RUN_STOPS, type StreamStage } from './stream-stages.js';
 
 export interface CallerViewOptions {
   /** This call's step gate: a refused step ends the caller's stream. */
@@ -38,8 +38,6 @@ const MODEL_FIELDS = ['timestamp', 'modelVersion', 'modelProvider'] as const;
 const OVERRIDES = /[\u202D\u202E]/g;
 const HAS_OVERRIDE = /[\u202D\u202E]/;
 const TRIPWIRE_METADATA = ['code', 'policy', 'phase', 'channel', 'guardrail', 'placement'] as const;
-// Chunks after which the run produces nothing more.
-const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 
 const ids = (...keys: string[]): Shape => (payload) => pick(payload, keys);
 const same: Shape = (payload) => payload;

@@ -6,9 +6,9 @@
 import { type ChunkType } from '@mastra/core/stream';
 import { type EvaluationOutcome } from '../policy-engine/evaluate.js';
 import { leafText } from '../policy-engine/extract-text.js';
-import { settle, type StreamJudge, type StreamVerdict } from '../policy-engine/stream-judge.js';
+import { CHANNEL_OF, settle, type StreamJudge, type StreamVerdict } from '../policy-engine/stream-judge.js';
 import { type OutputChannel } from '../policy-engine/types.js';
-import { type StreamStage } from './stream-stages.js';
+import { RUN_STOPS, type StreamStage } from './stream-stages.js';
 
 /** How the content stage ended: the answer text it released, or the refusal the caller was told. */
 export type ContentEnd = { readonly kind: 'finished'; readonly text: string } | { readonly kind: 'refused'; readonly code: string; readonly reason: string };
@@ -29,14 +29,6 @@ export interface ContentStageOptions {
 export interface ContentStage extends StreamStage {
   readonly ended: Promise<ContentEnd>;
 }
-
-const CHANNEL_OF: Readonly<Record<string, { channel: OutputChannel; edge: 'delta' | 'end' }>> = {
-  'text-delta': { channel: 'answer', edge: 'delta' },
-  'text-end': { channel: 'answer', edge: 'end' },
-  'reasoning-delta': { channel: 'reasoning', edge: 'delta' },
-  'reasoning-end': { channel: 'reasoning', edge: 'end' },
-};
-const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
 
 // One channel's text as the caller reads it: the blocks' deltas in arrival order, one running
 // segment for the policies (a phrase may start in one block or step and end in the next, and a

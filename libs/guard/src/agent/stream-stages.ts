@@ -4,6 +4,9 @@
 // promises per chunk, which a 10,000-chunk answer feels. A stage is a plain stateful function.
 import { type ChunkType } from '@mastra/core/stream';
 
+/** Chunks after which the run produces nothing more (a block still open was cut short). */
+export const RUN_STOPS: ReadonlySet<string> = new Set(['error', 'abort', 'tripwire']);
+
 /** One stage: what one chunk becomes (zero or more chunks), and what the end of the source adds. */
 export interface StreamStage {
   push(chunk: ChunkType): ChunkType[] | Promise<ChunkType[]>;

@@ -14,7 +14,7 @@ import { actorFromRequestContext } from '../rbac/actor.js';
 import { applicable, type EvaluationOutcome, evaluateWhole, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
 import { canonicalSnapshot } from './canonical-snapshot.js';
 import { extractInputText, extractMessageText, instructionTexts, leafText, systemMessagesOf } from './extract-text.js';
-import { StreamJudge } from './stream-judge.js';
+import { CHANNEL_OF, StreamJudge } from './stream-judge.js';
 import { type OutputChannel, type PolicyEvaluator, type PolicyPhase, policyDenialReason } from './types.js';
 
 export interface PolicyEngineOptions {
@@ -39,13 +39,6 @@ export const POLICY_ERROR_REASON = 'Content policy evaluation failed';
 
 const OPTION_FIELDS = new Set(['policies', 'holdBack', 'audit', 'resource', 'evaluationTimeoutMs', 'trustedInstructions']);
 const STREAM_STATE = Symbol.for('gatehouse.policy-engine.stream');
-
-const CHANNEL_OF: Record<string, { channel: OutputChannel; edge: 'delta' | 'end' }> = {
-  'text-delta': { channel: 'answer', edge: 'delta' },
-  'text-end': { channel: 'answer', edge: 'end' },
-  'reasoning-delta': { channel: 'reasoning', edge: 'delta' },
-  'reasoning-end': { channel: 'reasoning', edge: 'end' },
-};
 
 /**
  * Content policies as a Mastra processor: input (`processInput`), the live stream

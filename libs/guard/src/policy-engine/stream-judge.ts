@@ -25,6 +25,14 @@ interface Segment {
   requests: Map<string, EvaluationRequest> | undefined;
 }
 
+/** Which channel a text chunk belongs to, and whether it adds text or ends its block. */
+export const CHANNEL_OF: Readonly<Record<string, { readonly channel: OutputChannel; readonly edge: 'delta' | 'end' }>> = {
+  'text-delta': { channel: 'answer', edge: 'delta' },
+  'text-end': { channel: 'answer', edge: 'end' },
+  'reasoning-delta': { channel: 'reasoning', edge: 'delta' },
+  'reasoning-end': { channel: 'reasoning', edge: 'end' },
+};
+
 const NOTHING: StreamVerdict = Object.freeze({ kind: 'release', text: '' });
 // Drop the judged and released start of a block from what is kept at hand once it is this long.
 const KEEP_SLACK = 2048;
