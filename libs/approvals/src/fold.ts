@@ -29,9 +29,10 @@ const reject = (reason: RejectionReason): Verdict => Object.freeze({ kind: 'reje
  */
 export const DEFAULT_GRANT_TTL_MS = 15 * 60 * 1000;
 
-/** The use-by instant (ms) of a decision logged at `logTime`. */
-function useByOf(payload: { useBy?: string | undefined }, logTime: number): number {
-  return payload.useBy === undefined ? logTime + DEFAULT_GRANT_TTL_MS : Date.parse(payload.useBy);
+/** The use-by instant (ms) of a decision logged at `logTime`: never later than the state's grant limit allows. */
+function useByOf(state: ApprovalsState, payload: { useBy?: string | undefined }, logTime: number): number {
+  const named = payload.useBy === undefined ? logTime + DEFAULT_GRANT_TTL_MS : Date.parse(payload.useBy);
+  return Math.min(named, logTime + state.limits.maxGrantTtlMs);
 }
 
 /** Whether an approval with `deadline` is void at log time `at` (ms): the deadline instant itself still counts. */
@@ -214,7 +215,8 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
         approvalId: p.approvalId,
         request: judged.request,
         requestedAt: logTime,
-        deadline: Date.parse(p.deadline),
+        // A deadline past the longest wait counts as that: what bounds the history a reader needs.
+        deadline: Math.min(Date.parse(p.deadline), logTime + state.limits.maxWaitMs),
         votes: [],
         requestEventId: event.id,
         ...(event.correlationId !== undefined && { correlationId: event.correlationId }),
@@ -224,6 +226,10 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
     case 'ApprovalDecided': {
       const current = state.approvals.get(event.payload.approvalId);
       if (!current) return reject('unknown-approval');
+      // A decision answers the request it names (the service sets its causation id to the request's
+      // event id): one copied onto a later request for the same id (a re-request a reader that
+      // started after the first one holds as new) answers nothing.
+      if (event.causationId !== undefined && event.causationId !== current.requestEventId) return reject('other-request');
       const opened = openDecision(state, event, current.request.scope.tenant);
       if ('refused' in opened) return opened.refused;
       const p = opened.decision;
@@ -236,7 +242,7 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
         return reject('past-deadline');
       }
       if (isOwnRequest(current.request, p.reviewer.id)) return reject('self-approval');
-      const decision = { reviewer: p.reviewer, decidedAt: logTime, useBy: useByOf(p, logTime), ...(p.comment !== undefined && { comment: p.comment }) };
+      const decision = { reviewer: p.reviewer, decidedAt: logTime, useBy: useByOf(state, p, logTime), ...(p.comment !== undefined && { comment: p.comment }) };
       const quorum = current.request.quorum;
       if (quorum) {
         if (!quorum.reviewers.includes(p.reviewer.id)) return reject('not-a-quorum-reviewer');

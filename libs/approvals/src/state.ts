@@ -98,6 +98,7 @@ export type RejectionReason =
   | 'already-used' // a second use of a grant
   | 'past-use-by' // a use logged after the grant's use-by time
   | 'tool-call-mismatch' // a use for another tool call than the request named
+  | 'other-request' // a decision naming (by causation id) another request than the one the approval holds: a decision replayed onto a re-request
   // Tenants do not read each other.
   | 'unsealed' // a request in clear for a tenant whose content key the reader holds
   | 'sealed-tampered' // a sealed box that does not open with its key (altered, or moved to another request)
@@ -129,9 +130,40 @@ export interface ApprovalsState {
   readonly untrusted: { count: number };
   /** Claims the fold ignored because their author may not make them (each also in `history`). */
   readonly forbidden: { count: number };
+  /** How long an approval can matter: what bounds the history a reader needs (`approvalHorizon`). */
+  readonly limits: ApprovalLimits;
 }
 
+/**
+ * How long an approval can matter, in log time: a request is pending at most `maxWaitMs` after it
+ * was logged (a later deadline counts as that), and a grant is usable at most `maxGrantTtlMs`
+ * after its decision (a later use-by time counts as that). So no request logged more than the two
+ * together before an instant can grant at that instant: a reader that starts from then has every
+ * approval that can still grant.
+ */
+export interface ApprovalLimits {
+  readonly maxWaitMs: number;
+  readonly maxGrantTtlMs: number;
+}
+
+/** The longest a request can stay pending: the longest deadline a connector can be configured with (30 days). */
+export const MAX_APPROVAL_WAIT_MS = 30 * 24 * 60 * 60 * 1000;
+/** The longest grant TTL the approval service can be configured with (GATEHOUSE_APPROVAL_GRANT_TTL_MS): 7 days. */
+export const MAX_GRANT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The limits of a fold that holds the whole log (the approval service's): the largest any writer can use, so they change nothing a writer wrote. */
+export const LOG_LIMITS: ApprovalLimits = Object.freeze({ maxWaitMs: MAX_APPROVAL_WAIT_MS, maxGrantTtlMs: MAX_GRANT_TTL_MS });
+
 /** A fresh, empty state trusting `keyring`: the start of every replay. */
-export function createApprovalsState(keyring: Keyring): ApprovalsState {
-  return { approvals: new Map(), history: new Map(), keyring, untrusted: { count: 0 }, forbidden: { count: 0 } };
+export function createApprovalsState(keyring: Keyring, limits: ApprovalLimits = LOG_LIMITS): ApprovalsState {
+  return { approvals: new Map(), history: new Map(), keyring, untrusted: { count: 0 }, forbidden: { count: 0 }, limits };
+}
+
+/**
+ * The log time (ms) from which a reader with `limits` must read to hold every approval that can
+ * still grant at `now` or later: a request logged before it is past its wait and its grant's use-by
+ * time by `now`. A fold started there grants, from `now` on, what a fold of the whole log grants.
+ */
+export function approvalHorizon(limits: ApprovalLimits, now: number): number {
+  return now - limits.maxWaitMs - limits.maxGrantTtlMs;
 }

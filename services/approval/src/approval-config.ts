@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { DEFAULT_GRANT_TTL_MS, MAX_GRANT_TTL_MS } from '@gatehouse/approvals';
 import { assertSelfTrusted, GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
 import { type Allowed, allowed, type ApiKeyPrincipal, ApiKeySha256, parsePrincipalList, principalListText } from '@gatehouse/service-runtime';
 import { z } from 'zod';
@@ -83,10 +84,8 @@ function positiveInt(env: NodeJS.ProcessEnv, variable: string, fallback: number)
   return n;
 }
 
-const MAX_GRANT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-
 function grantTtl(env: NodeJS.ProcessEnv): number {
-  const ttl = positiveInt(env, APPROVAL_ENV.grantTtlMs, 15 * 60 * 1000);
+  const ttl = positiveInt(env, APPROVAL_ENV.grantTtlMs, DEFAULT_GRANT_TTL_MS);
   if (ttl > MAX_GRANT_TTL_MS) throw invalid(APPROVAL_ENV.grantTtlMs, `must be at most ${MAX_GRANT_TTL_MS} ms (7 days)`);
   return ttl;
 }

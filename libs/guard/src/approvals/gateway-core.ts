@@ -7,8 +7,10 @@ import {
   createApprovalsState,
   grantFromApproval,
   type ApprovalGrant,
+  type ApprovalLimits,
   type ApprovalsState,
   isForbiddenClaim,
+  LOG_LIMITS,
 } from '@gatehouse/approvals';
 import {
   type AgentKey,
@@ -74,6 +76,8 @@ export interface GatewayCoreOptions {
   readonly defaultTimeoutMs: number;
   /** Longest a best-effort cancellation may take, ms. */
   readonly cancelTimeoutMs: number;
+  /** How long an approval can matter to this gateway's fold (default: the log's, `LOG_LIMITS`); no wait may be longer than its `maxWaitMs`. */
+  readonly limits?: ApprovalLimits;
 }
 
 interface Waiter {
@@ -149,10 +153,11 @@ export class ApprovalGatewayCore implements ApprovalGateway {
     logFactory: (listener: ApprovalLogListener) => ApprovalLog,
     private readonly options: GatewayCoreOptions,
   ) {
-    this.state = createApprovalsState(options.keyring);
+    const limits = options.limits ?? LOG_LIMITS;
+    this.state = createApprovalsState(options.keyring, limits);
     this.log = logFactory({
       reset: () => {
-        this.state = createApprovalsState(options.keyring);
+        this.state = createApprovalsState(options.keyring, limits);
       },
       record: (event, logTime, live) => this.apply(event, logTime, live),
       failed: () => {
@@ -188,6 +193,7 @@ export class ApprovalGatewayCore implements ApprovalGateway {
     if (this.closed) throw new ApprovalGatewayError('APPROVAL.CLOSED');
     if (options === null || typeof options !== 'object') throw new TypeError('awaitApproval: options must be an object');
     const timeoutMs = options.timeoutMs === undefined ? this.options.defaultTimeoutMs : validateTimeout(options.timeoutMs, 'timeoutMs', 'awaitApproval');
+
     const signal = options.signal;
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('awaitApproval: signal must be an AbortSignal');
     const { approvalId, event, key } = this.requestEvent(request);
@@ -268,6 +274,9 @@ export class ApprovalGatewayCore implements ApprovalGateway {
       // The requester is the agent the key is bound to: a claim names its own author.
       const requester = authorOf(key, request);
       const approvalId = approvalIdForCall(scope, requester.id, toolCallId);
+      // A later deadline would outlast the request's life in this gateway's own fold: refused, not shortened.
+      const maxWaitMs = this.state.limits.maxWaitMs;
+      if (Date.parse(request.deadline) - Date.now() > maxWaitMs) throw new TypeError(`the deadline is more than the gateway's maxApprovalWaitMs (${maxWaitMs} ms) away`);
       const content = RequestContentSchema.parse({
         arguments: committed.view,
         ...(request.inputSchema === undefined ? {} : { inputSchema: request.inputSchema }),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type ApprovalEvent } from '@gatehouse/approvals';
+import { type ApprovalEvent, type ApprovalLimits, approvalHorizon, DEFAULT_GRANT_TTL_MS, MAX_APPROVAL_WAIT_MS, MAX_GRANT_TTL_MS } from '@gatehouse/approvals';
 import { type AgentKey, agentMayClaimFor, checkGrant, createEvent, type DecisionRecorded, DecisionRecordedV1, forbiddenClaimDecision, type GrantPosition, type Keyring, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
-import { AuditCheckpointer, EventProducer, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
+import { AuditCheckpointer, EventProducer, offsetsAtTime, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
 import { ApprovalGatewayError } from './errors.js';
@@ -27,7 +27,25 @@ export interface KafkaApprovalGatewayOptions {
   readonly source?: string;
   /** Default wait for a decision, ms (default 60,000); `awaitApproval` may pass its own. */
   readonly defaultTimeoutMs?: number;
-  /** Longest the first replay (from offset 0) may take, ms (default 30,000). Past it calls fail closed. */
+  /**
+   * The longest a request of this agent's stays pending, ms (default 86,400,000: a day; at most
+   * 30 days): a request whose deadline is further away is refused with a TypeError (a connector's
+   * `approvals.deadlineMs` must fit), and its fold holds any request pending at most this long.
+   * With `grantTtlMs` it bounds the history the gateway reads at start.
+   */
+  readonly maxApprovalWaitMs?: number;
+  /**
+   * How long after its decision a grant stays usable, ms: the approval service's
+   * GATEHOUSE_APPROVAL_GRANT_TTL_MS (default 900,000, its default). A decision whose use-by time
+   * is later counts as this long (a shorter value than the service's loses grants, never adds one).
+   */
+  readonly grantTtlMs?: number;
+  /**
+   * Longest the start-up read may take, ms (default 30,000). Past it calls fail closed. The read
+   * starts at the log time before which no request can still grant (`maxApprovalWaitMs` plus
+   * `grantTtlMs` ago), not at offset 0: its cost follows the approvals of that window, not the
+   * topic's history.
+   */
   readonly replayTimeoutMs?: number;
   /** Longest a best-effort cancellation may take, ms (default 5,000). */
   readonly cancelTimeoutMs?: number;
@@ -35,7 +53,10 @@ export interface KafkaApprovalGatewayOptions {
   readonly maxWaitTimeInMs?: number;
 }
 
-const OPTION_FIELDS = new Set(['kafka', 'keyring', 'agentKey', 'namespace', 'source', 'defaultTimeoutMs', 'replayTimeoutMs', 'cancelTimeoutMs', 'maxWaitTimeInMs']);
+const OPTION_FIELDS = new Set(['kafka', 'keyring', 'agentKey', 'namespace', 'source', 'defaultTimeoutMs', 'maxApprovalWaitMs', 'grantTtlMs', 'replayTimeoutMs', 'cancelTimeoutMs', 'maxWaitTimeInMs']);
+
+/** The default `maxApprovalWaitMs`: a day. */
+const DEFAULT_MAX_APPROVAL_WAIT_MS = 24 * 60 * 60 * 1000;
 
 /** Counters of the shared reader, for metrics and tests. */
 export interface KafkaApprovalGatewayStats {
@@ -49,6 +70,8 @@ export interface KafkaApprovalGatewayStats {
   readonly untrusted: number;
   /** Live claims ignored because their author may not make them (each reported on the audit topic). */
   readonly forbidden: number;
+  /** The log time (ISO) the last start-up read began at: nothing logged before it can still grant. */
+  readonly readFrom?: string;
 }
 
 export interface KafkaApprovalGateway extends ApprovalGateway {
@@ -94,7 +117,8 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 
 /**
  * The approvals topic as an `ApprovalLog`: ONE reader per gateway, started on first use,
- * replays the topic from offset 0 and then tails it, handing every record to the fold. A
+ * reads the topic from the log time before which nothing can still grant (`approvalHorizon`) and
+ * then tails it, handing every record to the fold. A
  * catch-up reads the topic's end offsets at that moment and waits until the tail's positions
  * pass them, so the fold includes everything that was on the log when the call began.
  */
@@ -104,12 +128,12 @@ class KafkaApprovalLog implements ApprovalLog {
   private producer: Promise<EventProducer> | undefined;
   private readonly catchUps = new Set<CatchUpWaiter>();
   private closed = false;
-  readonly counters = { readersStarted: 0, records: 0, poison: 0, untrusted: 0, forbidden: 0 };
+  readonly counters: { readersStarted: number; records: number; poison: number; untrusted: number; forbidden: number; readFrom?: string } = { readersStarted: 0, records: 0, poison: 0, untrusted: 0, forbidden: 0 };
   /** Signs checkpoints over the security reports, with the agent's claim key (see `kafkaAuditSink`'s `agentKey`). */
   private readonly checkpoints: AuditCheckpointer | undefined;
 
   constructor(
-    private readonly options: { kafka: Kafka; namespace: string | undefined; replayTimeoutMs: number; maxWaitTimeInMs: number; agentKey: AgentKey; source: string },
+    private readonly options: { kafka: Kafka; namespace: string | undefined; replayTimeoutMs: number; maxWaitTimeInMs: number; agentKey: AgentKey; source: string; limits: ApprovalLimits },
     private readonly listener: ApprovalLogListener,
   ) {
     // A checkpoint of a source other than guard:* would be refused by every verifier: write none then.
@@ -156,7 +180,12 @@ class KafkaApprovalLog implements ApprovalLog {
       const onPoison = () => {
         this.counters.poison += 1;
       };
-      const replayed = await replayTopic(kafka, 'approvals', { namespace, onRecord, onPoison, timeoutMs: this.options.replayTimeoutMs });
+      // Bounded by live state: a request logged before the horizon is past its wait and its grant's
+      // use-by time (the fold caps both by `limits`), so nothing before it can grant any more.
+      const horizon = new Date(approvalHorizon(this.options.limits, Date.now()));
+      const fromOffsets = await offsetsAtTime(admin, this.topic, horizon);
+      this.counters.readFrom = horizon.toISOString();
+      const replayed = await replayTopic(kafka, 'approvals', { namespace, fromOffsets, onRecord, onPoison, timeoutMs: this.options.replayTimeoutMs });
       if (this.closed) throw new Error('closed');
       tail = await tailTopic(kafka, 'approvals', {
         namespace,
@@ -177,7 +206,7 @@ class KafkaApprovalLog implements ApprovalLog {
     }
   }
 
-  /** The tail stopped for good: every waiter fails closed, and the next call starts over from offset 0. */
+  /** The tail stopped for good: every waiter fails closed, and the next call starts over (from the horizon of then). */
   private async readerFailed(): Promise<void> {
     const reader = this.reader;
     this.reader = undefined;
@@ -318,6 +347,11 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
   const replayTimeoutMs = options.replayTimeoutMs === undefined ? 30_000 : validateTimeout(options.replayTimeoutMs, 'replayTimeoutMs', where);
   const cancelTimeoutMs = options.cancelTimeoutMs === undefined ? 5_000 : validateTimeout(options.cancelTimeoutMs, 'cancelTimeoutMs', where);
   const maxWaitTimeInMs = options.maxWaitTimeInMs === undefined ? 100 : validateTimeout(options.maxWaitTimeInMs, 'maxWaitTimeInMs', where);
+  const maxApprovalWaitMs = options.maxApprovalWaitMs === undefined ? DEFAULT_MAX_APPROVAL_WAIT_MS : options.maxApprovalWaitMs;
+  if (!Number.isSafeInteger(maxApprovalWaitMs) || maxApprovalWaitMs < 1 || maxApprovalWaitMs > MAX_APPROVAL_WAIT_MS) throw new TypeError(`${where}: maxApprovalWaitMs must be a positive integer (ms) of at most ${MAX_APPROVAL_WAIT_MS} (30 days)`);
+  const grantTtlMs = options.grantTtlMs === undefined ? DEFAULT_GRANT_TTL_MS : options.grantTtlMs;
+  if (!Number.isSafeInteger(grantTtlMs) || grantTtlMs < 1 || grantTtlMs > MAX_GRANT_TTL_MS) throw new TypeError(`${where}: grantTtlMs must be a positive integer (ms) of at most ${MAX_GRANT_TTL_MS} (7 days)`);
+  const limits: ApprovalLimits = Object.freeze({ maxWaitMs: maxApprovalWaitMs, maxGrantTtlMs: grantTtlMs });
   const keyring = options.keyring;
   if (keyring === null || typeof keyring !== 'object' || !(keyring.keys instanceof Map)) throw new TypeError(`${where}: keyring must be a Keyring (createKeyring / keyringFromEnv)`);
   const agentKey = options.agentKey;
@@ -325,9 +359,10 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
   const source = options.source ?? `guard:approvals-${randomUUID().slice(0, 8)}`;
   let log: KafkaApprovalLog | undefined;
   const core = new ApprovalGatewayCore(
-    (listener) => (log = new KafkaApprovalLog({ kafka: options.kafka, namespace: options.namespace, replayTimeoutMs, maxWaitTimeInMs, agentKey, source }, listener)),
+    (listener) => (log = new KafkaApprovalLog({ kafka: options.kafka, namespace: options.namespace, replayTimeoutMs, maxWaitTimeInMs, agentKey, source, limits }, listener)),
     {
       source,
+      limits,
       defaultTimeoutMs,
       cancelTimeoutMs,
       keyring,

@@ -6,6 +6,7 @@ import { benchConnector } from './connector.bench.js';
 import { benchContentPolicies } from './content-policies.bench.js';
 import { benchDetectorQuality } from './detector-quality.bench.js';
 import { benchGatekeeper } from './gatekeeper.bench.js';
+import { benchGatewayStart } from './gateway-start.bench.js';
 import { benchSchemaGuardrail } from './schema-guardrail.bench.js';
 
 const benches: readonly (() => Promise<void>)[] = [
@@ -16,6 +17,7 @@ const benches: readonly (() => Promise<void>)[] = [
   benchSchemaGuardrail,
   benchGatekeeper,
   benchAuditPublish,
+  benchGatewayStart,
 ];
 
 for (const bench of benches) await bench();

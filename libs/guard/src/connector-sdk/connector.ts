@@ -2,6 +2,7 @@ import { createTool, type Tool } from '@mastra/core/tools';
 import { RequestContext } from '@mastra/core/request-context';
 import { createHash } from 'node:crypto';
 import { canonicalJson, GatehouseError, type JsonValue } from '@gatehouse/contracts';
+import { MAX_APPROVAL_WAIT_MS } from '@gatehouse/approvals';
 import { z, type ZodType } from 'zod';
 import { MAX_TIMER_MS } from '../approvals/gateway-core.js';
 import { parseRedactPath, redactArguments, repeatsRedacted, restoreRedacted } from '../approvals/redaction.js';
@@ -83,7 +84,6 @@ const registry = new WeakMap<object, Internals>();
 const CONFIG_FIELDS = new Set(['id', 'description', 'inputSchema', 'outputSchema', 'permissions', 'policies', 'execute', 'dryRunExecute', 'reconcile', 'audit', 'idempotencyStore', 'rateLimitStore', 'pendingTtlMs', 'approvals', 'mastraRequireApproval', 'contextGrants']);
 const APPROVALS_FIELDS = new Set(['gateway', 'deadlineMs', 'waitMs', 'redactPaths', 'quorum']);
 /** A request may stay open at most this long. */
-const MAX_DEADLINE_MS = 30 * 24 * 60 * 60 * 1000;
 /** Longest a connector's dry run may take to become the reviewer's preview. */
 const PREVIEW_TIMEOUT_MS = 5_000;
 
@@ -185,7 +185,7 @@ function resolveApprovals(id: string, value: ConnectorApprovalsConfig | undefine
   // `approve` verdict parks a call on a person through it (GUARDRAIL_APPROVAL_CONTEXT_KEY).
   if (value.gateway === null || typeof value.gateway !== 'object' || typeof value.gateway.awaitApproval !== 'function') throw new TypeError(`${where}: approvals.gateway must be an ApprovalGateway`);
   const deadlineMs = value.deadlineMs ?? 900_000;
-  if (!Number.isSafeInteger(deadlineMs) || deadlineMs < 1 || deadlineMs > MAX_DEADLINE_MS) throw new TypeError(`${where}: approvals.deadlineMs must be a positive integer of at most ${MAX_DEADLINE_MS}`);
+  if (!Number.isSafeInteger(deadlineMs) || deadlineMs < 1 || deadlineMs > MAX_APPROVAL_WAIT_MS) throw new TypeError(`${where}: approvals.deadlineMs must be a positive integer of at most ${MAX_APPROVAL_WAIT_MS}`);
   const waitMs = value.waitMs ?? Math.min(deadlineMs + 5_000, MAX_TIMER_MS);
   if (!Number.isSafeInteger(waitMs) || waitMs < 1 || waitMs > MAX_TIMER_MS) throw new TypeError(`${where}: approvals.waitMs must be a positive integer of at most ${MAX_TIMER_MS}`);
   const redactPaths = value.redactPaths ?? [];

@@ -1,0 +1,166 @@
+// Cold start of an agent's approval gateway (`createKafkaApprovalGateway().start()`) against
+// 0, 100,000 and 1,000,000 approval events of settled history, each start in a fresh process (its
+// own client, nothing warm), on the broker bench.sh starts (issue 17: start-up follows live state,
+// not history). History is settled approvals, requests and their signed decisions, logged before
+// the gateway's horizon (its maxApprovalWaitMs + grantTtlMs, 5 s each here so the bench can wait
+// past them); every namespace also holds the same live approvals, asked for after it. Beside them,
+// the start the gateway made before issue 17 (a read from offset 0), at 0 and 100,000 events: the
+// gateway with the longest limits, whose horizon lies before all of this history.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { testRequest } from '@gatehouse/approvals/testing';
+import { ApprovalDecidedV2, createEvent, encodeEvent, recordKey, signEvent, TOPICS, topicName } from '@gatehouse/contracts';
+import { TEST_KEYS } from '@gatehouse/contracts/testing';
+import { createKafkaClient, EventProducer, kafkaConfigFromEnv, Partitioners, provisionTopics } from '@gatehouse/kafka';
+import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
+
+const SIZES = (process.env['GATEHOUSE_BENCH_GATEWAY_SIZES'] ?? '0,100000,1000000').split(',').map(Number);
+const STARTS = Number(process.env['GATEHOUSE_BENCH_GATEWAY_STARTS'] ?? 3);
+const LIVE = 50;
+/** The bench gateway's limits (gateway-start-child.ts starts it with these): its horizon is 10 s before its start. */
+const BENCH_LIMITS = { maxApprovalWaitMs: 5_000, grantTtlMs: 5_000 };
+const DISTINCT = 1_000;
+/** Records per produce request (under the broker's 1 MB batch limit) and requests in flight. */
+const BATCH = 1_000;
+const IN_FLIGHT = 4;
+const child = fileURLToPath(new URL('./gateway-start-child.js', import.meta.url));
+
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/** A request and its decision as the guard and the approval service write them: `DISTINCT` pairs, encoded once. */
+function settledPairs(): { key: string; value: Buffer }[] {
+  const records: { key: string; value: Buffer }[] = [];
+  const topic = TOPICS.approvals;
+  for (let i = 0; i < DISTINCT; i += 1) {
+    const asked = testRequest({ inputSchema: {}, deadlineMs: 4_000 });
+    const decided = signEvent(
+      createEvent(ApprovalDecidedV2, { source: 'service:approval', tenant: 'acme', subject: asked.approvalId, causationId: asked.event.id }, { approvalId: asked.approvalId, verdict: 'approve', reviewer: { id: 'user:alice', role: 'approver', kind: 'human' }, useBy: new Date(Date.now() + 4_000).toISOString() }),
+      TEST_KEYS.approval,
+    );
+    records.push({ key: recordKey(asked.event, topic), value: encodeEvent('approvals', asked.event) });
+    records.push({ key: recordKey(decided, topic), value: encodeEvent('approvals', decided) });
+  }
+  return records;
+}
+
+/** Appends `count` records of settled history: the pairs over and over, in batches, acks=all. */
+async function seedHistory(kafka: ReturnType<typeof createKafkaClient>, namespace: string, count: number, pairs: readonly { key: string; value: Buffer }[]): Promise<void> {
+  if (count === 0) return;
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  try {
+    const topic = topicName('approvals', namespace);
+    const batch = (from: number) => {
+      const messages = [];
+      for (let i = from; i < Math.min(count, from + BATCH); i += 1) {
+        const pair = pairs[i % pairs.length] as { key: string; value: Buffer };
+        messages.push({ key: pair.key, value: pair.value, headers: { 'gatehouse-type': i % 2 === 0 ? 'ApprovalRequested' : 'ApprovalDecided' } });
+      }
+      return producer.send({ topic, acks: -1, messages });
+    };
+    for (let sent = 0; sent < count; sent += BATCH * IN_FLIGHT) {
+      await Promise.all(Array.from({ length: IN_FLIGHT }, (_, k) => sent + k * BATCH).filter((from) => from < count).map(batch));
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+interface ChildResult {
+  readonly startMs: number;
+  readonly rssMb: number;
+  readonly records: number;
+}
+
+function coldStart(namespace: string, limits: 'bench' | 'longest'): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [child, namespace, limits], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    proc.on('error', reject);
+    proc.on('exit', (code) => {
+      const line = out.trim().split('\n').pop() ?? '';
+      if (code !== 0) reject(new Error(`gateway start child exited ${code}`));
+      else resolve(JSON.parse(line) as ChildResult);
+    });
+  });
+}
+
+export async function benchGatewayStart(): Promise<void> {
+  const kafka = createKafkaClient(kafkaConfigFromEnv('gateway-start-bench'));
+  const pairs = settledPairs();
+  const namespaces = new Map<number, string>();
+  const seeding = Date.now();
+  for (const size of SIZES) {
+    const namespace = `bench-${randomBytes(4).toString('hex')}`;
+    await provisionTopics(kafka, { namespace });
+    await seedHistory(kafka, namespace, size, pairs);
+    namespaces.set(size, namespace);
+  }
+  const seeded = Date.now() - seeding;
+  // Past the horizon of every seeded record, then the live approvals: pending requests of now.
+  await new Promise((r) => setTimeout(r, BENCH_LIMITS.maxApprovalWaitMs + BENCH_LIMITS.grantTtlMs + 1_000));
+  for (const namespace of namespaces.values()) {
+    const producer = await EventProducer.connect(kafka, { namespace });
+    await producer.publishMany('approvals', Array.from({ length: LIVE }, () => testRequest({ inputSchema: {}, deadlineMs: 60_000 }).event));
+    await producer.close();
+  }
+  const results = new Map<string, ChildResult[]>();
+  for (let round = 0; round < STARTS; round += 1) {
+    for (const [size, namespace] of namespaces) {
+      for (const limits of ['bench', 'longest'] as const) {
+        // The read from offset 0 once (it takes tens of seconds), and never of 1,000,000 (it outlasts any deadline).
+        if (limits === 'longest' && (size > 100_000 || round > 0)) continue;
+        const result = await coldStart(namespace, limits);
+        const key = `${limits}/${size}`;
+        results.set(key, [...(results.get(key) ?? []), result]);
+      }
+    }
+  }
+  const figure = (key: string) => {
+    const runs = results.get(key) ?? [];
+    return { startMs: median(runs.map((r) => r.startMs)), rssMb: median(runs.map((r) => r.rssMb)), records: median(runs.map((r) => r.records)) };
+  };
+  const empty = figure('bench/0');
+  console.log(`gateway-start: history seeded in ${(seeded / 1000).toFixed(1)} s; median of ${STARTS} cold starts each (a fresh process), one from offset 0`);
+  for (const size of SIZES) {
+    const bounded = figure(`bench/${size}`);
+    const full = results.has(`longest/${size}`) ? figure(`longest/${size}`) : undefined;
+    console.log(
+      `gateway-start: ${size.toLocaleString('en')} settled events: start ${bounded.startMs.toFixed(0)} ms (${bounded.records} records read), rss ${bounded.rssMb.toFixed(0)} MB` +
+        (full ? ` | from offset 0: ${full.startMs.toFixed(0)} ms (${full.records} records read), rss ${full.rssMb.toFixed(0)} MB` : ''),
+    );
+    const base = { benchmark: 'guard: approval gateway cold start', source: 'libs/guard/src/bench/gateway-start.bench.ts', case: `${size.toLocaleString('en')} settled approval events of history, ${LIVE} live approvals` };
+    recordBenchFigure({
+      ...base,
+      metric: 'start, read from the grant horizon',
+      unit: 'ms',
+      value: bounded.startMs,
+      baseline: 'the same start with no history (0 events)',
+      baselineValue: empty.startMs,
+      target: { on: 'ratio', atMost: 2, source: 'issue 17: no start at 1,000,000 events more than 2x its start at 0' },
+      note: `median of ${STARTS} starts, each in a fresh process; ${bounded.records} records read`,
+    });
+    recordBenchFigure({
+      ...base,
+      metric: 'resident memory after start, read from the grant horizon',
+      unit: 'MB',
+      value: bounded.rssMb,
+      baseline: 'the same process after a start with no history (0 events)',
+      baselineValue: empty.rssMb,
+      target: { on: 'ratio', atMost: 1.5, source: 'issue 17: memory after 1,000,000 settled events within 1.5x of an empty start' },
+    });
+    if (full) {
+      recordBenchFigure({
+        ...base,
+        metric: 'start, read from the grant horizon',
+        unit: 'ms',
+        value: bounded.startMs,
+        baseline: 'the start of before (a read from offset 0: the longest limits, whose horizon is before all this history)',
+        baselineValue: full.startMs,
+        note: `${full.records} records read from offset 0, ${bounded.records} from the horizon`,
+      });
+    }
+  }
+}
