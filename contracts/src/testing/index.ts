@@ -67,3 +67,18 @@ export function agentKeyEnv(key: AgentKey = TEST_AGENT_KEY): { env: Record<strin
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/** A seeded source of numbers in [0, 1): the same sequence for the same seed on every run. */
+export type Random = () => number;
+
+/** mulberry32: tiny and seedable: the same random histories, corpora and cases on every run for a seed. */
+export function seeded(seed: number): Random {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

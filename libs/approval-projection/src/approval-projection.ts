@@ -1,11 +1,18 @@
 import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, type HistoryEntry, type Verdict } from '@gatehouse/approvals';
 import { type Keyring } from '@gatehouse/contracts';
-import { CreateProjectionOffsets1764489600000, jsonbParam, ProjectionLogIdentity1765200000000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
+import { mapStateCodec } from '@gatehouse/kafka';
+import { CreateProjectionOffsets1764489600000, FoldSnapshots1766400000000, jsonbParam, ProjectionLogIdentity1765200000000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { CreateApprovalProjection1764662400000 } from './approval-projection.migrations.js';
 
 /** The service's migrations, in order. */
-export const APPROVAL_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreateApprovalProjection1764662400000, ProjectionLogIdentity1765200000000] as const;
+export const APPROVAL_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreateApprovalProjection1764662400000, ProjectionLogIdentity1765200000000, FoldSnapshots1766400000000] as const;
+
+/**
+ * The approval fold's snapshot version: change it with any change to the fold's rules or state, so
+ * a snapshot of the old rules is never loaded under the new ones (the service replays instead).
+ */
+export const APPROVALS_SNAPSHOT_VERSION = 'approvals@1';
 
 /** One history entry as stored (and served): times as ISO strings. */
 export interface StoredHistoryEntry {
@@ -110,7 +117,11 @@ async function upsertApprovals(manager: EntityManager, schemaSql: string, rows: 
 export const approvalProjection = (keyring: Keyring): ProjectionSpec<'approvals', ApprovalsState, Verdict> => ({
   name: 'approvals',
   topicId: 'approvals',
-  fold: { create: () => createApprovalsState(keyring), apply: applyApprovalEvent },
+  fold: {
+    create: () => createApprovalsState(keyring),
+    apply: applyApprovalEvent,
+    snapshot: mapStateCodec({ version: APPROVALS_SNAPSHOT_VERSION, create: () => createApprovalsState(keyring), maps: ['approvals', 'history'], counters: ['untrusted', 'forbidden'] }),
+  },
   migrations: APPROVAL_MIGRATIONS,
   tables: [
     {

@@ -1,49 +1,13 @@
 // Bounded history (issue 17): a reader that starts at `approvalHorizon` instead of offset 0 holds
 // every approval that can still grant, and grants nothing a fold of the whole log would not.
 import { describe, expect, it } from '@jest/globals';
-import { createHash } from 'node:crypto';
-import { ApprovalCancelledV1, ApprovalDecidedV2, ApprovalExpiredV1, ApprovalRequestedV2, ApprovalUsedV1, createEvent, type Scope, signClaim, signEvent } from '@gatehouse/contracts';
-import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
-import { approvalIdForCall } from './approval-id.js';
-import { type ApprovalEvent, applyApprovalEvent, grantFromApproval } from './fold.js';
+import { seeded, TEST_KEYRING } from '@gatehouse/contracts/testing';
+import { applyApprovalEvent, grantFromApproval } from './fold.js';
 import { type ApprovalLimits, type ApprovalsState, approvalHorizon, createApprovalsState, LOG_LIMITS, MAX_APPROVAL_WAIT_MS, MAX_GRANT_TTL_MS } from './state.js';
+import { callApprovalId as idOf, callDecision as decision, callRequest as request, callUse as use, randomApprovalLog } from './testing/random-log.js';
 
-const hash = (s: string) => createHash('sha256').update(s).digest('hex');
-const requester = { id: 'agent:billing', role: 'agent', kind: 'agent' as const };
-const alice = { id: 'user:alice', role: 'approver', kind: 'human' as const };
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const LIMITS: ApprovalLimits = { maxWaitMs: 60_000, maxGrantTtlMs: 30_000 };
-
-const scopeOf = (n: number): Scope => ({ tenant: 'acme', connectorId: 'payments.refund', executionId: `run-${n}`, argumentsHash: hash(`{"amount":${n}}`) });
-const idOf = (n: number) => approvalIdForCall(scopeOf(n), requester.id, `call-${n}`);
-const meta = (approvalId: string, causationId?: string) => ({ source: 'service:approval', tenant: 'acme', subject: approvalId, ...(causationId !== undefined && { causationId }) });
-
-/** The test agent's request for call `n`, pending until `deadline` (ms); every call makes a new event (a re-request). */
-function request(n: number, deadline: number) {
-  const approvalId = idOf(n);
-  const payload = {
-    approvalId,
-    scope: scopeOf(n),
-    arguments: { amount: n },
-    redactedPaths: [],
-    redactionDigests: {},
-    toolCallId: `call-${n}`,
-    requester,
-    reason: 'refunds need a person',
-    deadline: new Date(deadline).toISOString(),
-  };
-  return signClaim(createEvent(ApprovalRequestedV2, { ...meta(approvalId), source: 'guard:test' }, payload), TEST_AGENT_KEY);
-}
-/** A decision as the approval service writes it: signed, naming the request it answers. */
-const decision = (n: number, requestEventId: string, verdict: 'approve' | 'deny', useBy?: number) =>
-  signEvent(
-    createEvent(ApprovalDecidedV2, meta(idOf(n), requestEventId), { approvalId: idOf(n), verdict, reviewer: alice, ...(useBy !== undefined && verdict !== 'deny' && { useBy: new Date(useBy).toISOString() }) }),
-    TEST_KEYS.approval,
-  );
-const use = (n: number) => signClaim(createEvent(ApprovalUsedV1, { ...meta(idOf(n)), source: 'guard:test' }, { approvalId: idOf(n), toolCallId: `call-${n}`, by: requester }), TEST_AGENT_KEY);
-const cancel = (n: number) => signClaim(createEvent(ApprovalCancelledV1, { ...meta(idOf(n)), source: 'guard:test' }, { approvalId: idOf(n), by: requester, reason: 'run aborted' }), TEST_AGENT_KEY);
-const expiry = (n: number, requestEventId: string, deadline: number) =>
-  signEvent(createEvent(ApprovalExpiredV1, meta(idOf(n), requestEventId), { approvalId: idOf(n), deadline: new Date(deadline).toISOString() }), TEST_KEYS.approval);
 
 /** Whether a use of approval `n`'s grant logged at `at` would be accepted: what "can still grant" means. */
 function usable(state: ApprovalsState, n: number, at: number): boolean {
@@ -108,58 +72,6 @@ describe('an approval matters for a bounded time', () => {
   });
 });
 
-/** mulberry32: the same histories on every run for a seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-interface Logged {
-  readonly event: ApprovalEvent;
-  readonly logTime: number;
-}
-
-/**
- * A random log as the service and an adversarial agent write it: requests with any deadline
- * (some far past the limits), re-requests of settled ids, decisions with any use-by time, decisions
- * copied back onto the log later, uses, cancellations and expiries, at random gaps up to three
- * windows long. The service decides only what its own fold (of the whole log) holds as pending.
- */
-function randomLog(random: () => number, length: number): Logged[] {
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  const service = createApprovalsState(TEST_KEYRING, LIMITS);
-  const window = LIMITS.maxWaitMs + LIMITS.maxGrantTtlMs;
-  const written: ApprovalEvent[] = [];
-  const log: Logged[] = [];
-  let now = T0;
-  const append = (event: ApprovalEvent) => {
-    applyApprovalEvent(service, event, now);
-    written.push(event);
-    log.push({ event, logTime: now });
-  };
-  for (let i = 0; i < length; i += 1) {
-    // Mostly seconds apart, now and then up to three windows: histories that cross the horizon.
-    now += random() < 0.85 ? Math.floor(random() * 3_000) : Math.floor(random() * 3 * window);
-    // New calls come along as old ones settle; now and then an old one is asked for again.
-    const n = random() < 0.1 ? Math.floor(random() * (i / 4 + 1)) : Math.floor(i / 4 + random() * 4);
-    const held = service.approvals.get(idOf(n));
-    const roll = random();
-    if (roll < 0.25) append(request(n, now + Math.floor(random() * 2.5 * LIMITS.maxWaitMs)));
-    else if (roll < 0.6 && held?.status === 'pending') append(decision(n, held.requestEventId, pick(['approve', 'approve', 'deny'] as const), now + Math.floor(random() * 2 * LIMITS.maxGrantTtlMs)));
-    else if (roll < 0.66) append(use(n));
-    else if (roll < 0.78 && written.length > 0) append(pick([...written.filter((e) => e.type === 'ApprovalDecided'), ...written.slice(-1)])); // a copy of an old event
-    else if (roll < 0.86) append(cancel(n));
-    else if (held !== undefined) append(expiry(n, held.requestEventId, held.deadline));
-  }
-  return log;
-}
-
 describe('a reader that starts at the horizon', () => {
   const RUNS = Number(process.env['GATEHOUSE_HORIZON_RUNS'] ?? 150);
   const SEED = Number(process.env['GATEHOUSE_FUZZ_SEED'] ?? 17);
@@ -170,7 +82,7 @@ describe('a reader that starts at the horizon', () => {
     let granting = 0;
     let cut = 0;
     for (let run = 0; run < RUNS; run += 1) {
-      const log = randomLog(random, 10 + Math.floor(random() * 50));
+      const log = randomApprovalLog(random, 10 + Math.floor(random() * 50), LIMITS, T0);
       const last = log[log.length - 1]?.logTime ?? T0;
       // The reader starts at some instant at or after the last record it finds on the log.
       const start = last + Math.floor(random() ** 3 * LIMITS.maxGrantTtlMs);

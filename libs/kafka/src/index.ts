@@ -10,6 +10,7 @@ export * from './acls.js';
 export { ANONYMOUS_PRINCIPAL, clientPrincipal, connectionPrincipal, type IdOwner, kafkaGroupId, kafkaTransactionalId, OWNED_ID_SEPARATOR, ownedIdPrefix, ownsId, PRINCIPAL_NAME, throwawayGroupId } from './groups.js';
 export * from './fold-engine/fold-engine.js';
 export { type AuditAppender, FoldReader, type FoldReaderOptions, reportIfUntrusted, type UntrustedReporting } from './fold-engine/fold-reader.js';
+export { type FoldSnapshot, mapStateCodec, type SnapshotCodec, type SnapshotRejection, type StoredFoldSnapshot } from './fold-engine/fold-snapshot.js';
 export { AuditCheckpointer, type AuditCheckpointerOptions } from './audit-checkpoints.js';
 export { OffsetWatermarks } from './fold-engine/offset-watermarks.js';
 export { VerdictBook } from './fold-engine/verdict-book.js';

@@ -31,6 +31,8 @@ export const ENV = {
   topicNamespace: 'GATEHOUSE_TOPIC_NAMESPACE',
   /** How long start-up waits for the broker before failing, ms (default 60000). */
   kafkaConnectDeadlineMs: 'GATEHOUSE_KAFKA_CONNECT_DEADLINE_MS',
+  /** Least time between two snapshots of a fold service's fold, ms (default 30000; 0 writes none). */
+  foldSnapshotIntervalMs: 'GATEHOUSE_FOLD_SNAPSHOT_INTERVAL_MS',
 } as const;
 
 export interface ServiceConfig {
@@ -41,6 +43,8 @@ export interface ServiceConfig {
   readonly kafkaConnectDeadlineMs: number;
   readonly topicNamespace: string | undefined;
   readonly database: { readonly url: string; readonly schema: string };
+  /** Least time between two snapshots of the service's fold, ms; 0: none written. */
+  readonly foldSnapshotIntervalMs: number;
 }
 
 function invalid(variable: string, expectation: string): GatehouseError {
@@ -66,9 +70,12 @@ export function serviceConfigFromEnv(service: ServiceDescriptor, env: NodeJS.Pro
   }
   const deadline = Number(env[ENV.kafkaConnectDeadlineMs] ?? 60_000);
   if (!Number.isInteger(deadline) || deadline < 0) throw invalid(ENV.kafkaConnectDeadlineMs, 'must be a whole number of milliseconds');
+  const snapshotInterval = Number(env[ENV.foldSnapshotIntervalMs] ?? 30_000);
+  if (!Number.isSafeInteger(snapshotInterval) || snapshotInterval < 0) throw invalid(ENV.foldSnapshotIntervalMs, 'must be a whole number of milliseconds');
   return {
     service,
     kafkaConnectDeadlineMs: deadline,
+    foldSnapshotIntervalMs: snapshotInterval,
     host: env[ENV.host] ?? '127.0.0.1',
     port,
     kafka: kafkaConfigFromEnv(`gatehouse-${service.name}`, env),

@@ -22,7 +22,7 @@ export {
   readStoredLog,
   specLog,
 } from './projection/projection-log.js';
-export { ProjectionLogIdentity1765200000000 } from './projection/projection-log.migration.js';
+export { FoldSnapshots1766400000000, ProjectionLogIdentity1765200000000 } from './projection/projection-log.migration.js';
 export { type ProjectionLogHealth, ProjectionLogs, type ProjectionLogsOptions } from './projection/projection-logs.js';
 export { ProjectionLogGuard } from './projection-log.guard.js';
 export { createDeadLetterPublisher, type DeadLetterPublisher } from './dead-letters.js';

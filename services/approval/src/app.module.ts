@@ -48,6 +48,7 @@ export class ApprovalModule implements OnModuleDestroy {
                 decisionDeadlineMs: options.decisionDeadlineMs,
                 expirySweepMs: options.expirySweepMs,
                 grantTtlMs: options.grantTtlMs,
+                snapshotIntervalMs: config.foldSnapshotIntervalMs,
                 log: nestFoldLog('approval'),
               }),
             ),

@@ -64,6 +64,7 @@ export class LedgerModule implements OnModuleDestroy {
                   onUnapplied: (poison) => deadLetters.publish(poison),
                 }),
                 decisionDeadlineMs: options.decisionDeadlineMs,
+                snapshotIntervalMs: config.foldSnapshotIntervalMs,
                 log: nestFoldLog('ledger'),
               }),
             ),

@@ -47,6 +47,7 @@ export class PolicyModule implements OnModuleDestroy {
                 projection: await logs.projectionWriter(policyProjection(options.keyring), topicName('policies', config.topicNamespace), {
                   onUnapplied: (poison) => deadLetters.publish(poison),
                 }),
+                snapshotIntervalMs: config.foldSnapshotIntervalMs,
                 log: nestFoldLog('policy'),
               }),
             ),

@@ -1,4 +1,5 @@
 // Test data shared by every suite that plays a guard asking for approval.
+export * from './random-log.js';
 import { randomUUID } from 'node:crypto';
 import { type Actor, type AgentKey, ApprovalCancelledV1, ApprovalRequestedV2, createEvent, type JsonValue, type Scope, signClaim } from '@gatehouse/contracts';
 import { TEST_AGENT_KEY } from '@gatehouse/contracts/testing';

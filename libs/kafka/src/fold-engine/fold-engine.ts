@@ -8,11 +8,14 @@ import { OffsetWatermarks } from './offset-watermarks.js';
 import { VerdictBook } from './verdict-book.js';
 import { AuditCheckpointer } from '../audit-checkpoints.js';
 import { type AuditAppender, reportIfUntrusted, type UntrustedReporting } from './fold-reader.js';
+import { type FoldSnapshot, type SnapshotCodec, type SnapshotRejection, type StoredFoldSnapshot } from './fold-snapshot.js';
 
 /** A pure fold over one topic: `apply` advances `state` in place and returns its verdict on the event. */
 export interface Fold<T extends TopicId, S, V> {
   create(): S;
   apply(state: S, event: TopicEvent<T>, logTime: number): V;
+  /** How the state is snapshotted: a fold with one starts from its projection's last snapshot, not from offset 0. */
+  readonly snapshot?: SnapshotCodec<S>;
 }
 
 /** A database projection kept by the fold's own pass; writers' answers wait for it to commit. */
@@ -21,10 +24,16 @@ export interface FoldProjection<T extends TopicId, S> {
   touch(record: DecodedRecord<T>): void;
   /** A record could not be applied (it fails its contract). */
   unappliable(poison: PoisonRecord): void;
-  /** Commits what was touched, with the offsets `through` (next to read, per partition), in one transaction. */
-  flush(state: S, through: ReadonlyMap<number, bigint>): Promise<void>;
+  /**
+   * Commits what was touched, with the offsets `through` (next to read, per partition), in one
+   * transaction; with `snapshot` (the state at `through`), stores it in the same transaction,
+   * unless a snapshot at later offsets is stored already.
+   */
+  flush(state: S, through: ReadonlyMap<number, bigint>, snapshot?: FoldSnapshot): Promise<void>;
   /** Touches not committed yet. */
   pending(): number;
+  /** The stored snapshot, if any: a projection without this method keeps none. */
+  loadSnapshot?(): Promise<StoredFoldSnapshot | undefined>;
 }
 
 /** A structured log line; never carries request or record values. */
@@ -66,6 +75,13 @@ export interface FoldEngineOptions<T extends TopicId, S, V> {
   readonly replayTimeoutMs?: number;
   /** Records per projection transaction during the start-up replay. Default 1,000. */
   readonly replayBatchSize?: number;
+  /**
+   * Least time between two snapshots of the fold, ms (with a fold `snapshot` codec and a projection
+   * that keeps them): one is written with a projection commit once this long has passed since the
+   * last, at the end of the start-up read, and at stop. Default 30,000; 0 writes none (stored ones
+   * are still loaded).
+   */
+  readonly snapshotIntervalMs?: number;
   readonly log?: FoldLog;
 }
 
@@ -81,6 +97,10 @@ export interface FoldStatus {
   readonly waitingWriters: number;
   readonly verdictsEvicted: number;
   readonly projectionFailures: number;
+  /** Where the start began: a snapshot (and the records read after it), or offset 0 (and why no snapshot was used, when one was stored). */
+  readonly start: { readonly from: 'snapshot' | 'offset-0'; readonly records: number; readonly rejected?: SnapshotRejection };
+  /** Snapshots this engine stored, and the offsets of the last. */
+  readonly snapshots: { readonly written: number; readonly lastOffsets?: Record<number, string> };
 }
 
 const toRecord = (offsets: ReadonlyMap<number, bigint>): Record<number, string> =>
@@ -113,7 +133,7 @@ function withDeadline<R>(work: Promise<R>, deadline: number, late: () => Error):
  * this process, decides. A tail that stops for good fails the engine closed.
  */
 export class FoldEngine<T extends TopicId, S, V> {
-  private readonly foldState: S;
+  private foldState: S;
   /** What the in-memory fold has applied. */
   private readonly applied: OffsetWatermarks;
   /** What the fold has applied and the projection has committed: writers wait on this. */
@@ -132,6 +152,12 @@ export class FoldEngine<T extends TopicId, S, V> {
   private retryTimer: NodeJS.Timeout | undefined;
   /** One per audit source the engine writes (a service writes one): what signs its checkpoints. */
   private readonly checkpointers = new Map<string, AuditCheckpointer>();
+  private startReport: FoldStatus['start'] = { from: 'offset-0', records: 0 };
+  private snapshotsWritten = 0;
+  private lastSnapshotOffsets: Record<number, string> | undefined;
+  private lastSnapshotAt = 0;
+  /** Records applied since the last snapshot was taken. */
+  private sinceSnapshot = 0;
   /** The engine's audit writes: appended, then covered by the next checkpoint. */
   private readonly audit: AuditAppender = { publish: (_topicId, event) => this.appendAudit(event) };
 
@@ -163,23 +189,33 @@ export class FoldEngine<T extends TopicId, S, V> {
     const batchSize = this.options.replayBatchSize ?? 1_000;
     let sinceFlush = 0;
     const started = Date.now();
+    const fromOffsets = await this.loadSnapshot();
     const replay = await replayTopic(kafka, topicId, {
       namespace,
       timeoutMs: this.options.replayTimeoutMs ?? 60_000,
+      ...(fromOffsets && { fromOffsets }),
       onRecord: async (record) => {
         this.ingest(record);
         sinceFlush += 1;
         if (projection && sinceFlush >= batchSize) {
           sinceFlush = 0;
-          await projection.flush(this.foldState, this.applied.snapshot());
+          const snapshot = this.snapshotIfDue();
+          await projection.flush(this.foldState, this.applied.snapshot(), snapshot);
+          this.snapshotStored(snapshot);
         }
       },
       onPoison: (poison) => this.ingestPoison(poison),
     });
     for (const [partition, next] of Object.entries(replay.nextOffsets)) this.applied.advance(Number(partition), BigInt(next));
-    if (projection) await projection.flush(this.foldState, this.applied.snapshot());
+    // The start-up read's end is worth a snapshot whenever it read anything: the next start begins there.
+    if (projection) {
+      const snapshot = this.sinceSnapshot > 0 ? this.takeSnapshot() : undefined;
+      await projection.flush(this.foldState, this.applied.snapshot(), snapshot);
+      this.snapshotStored(snapshot);
+    }
     for (const [partition, next] of this.applied.snapshot()) this.answered.advance(partition, next);
-    this.log('info', `${topicId} replayed`, { records: replay.records, unapplied: replay.poison, ms: Date.now() - started });
+    this.startReport = { ...this.startReport, records: replay.records + replay.poison };
+    this.log('info', `${topicId} replayed`, { records: replay.records, unapplied: replay.poison, ms: Date.now() - started, from: this.startReport.from });
     this.tail = await tailTopic(kafka, topicId, {
       namespace,
       fromOffsets: replay.nextOffsets,
@@ -201,9 +237,74 @@ export class FoldEngine<T extends TopicId, S, V> {
     if (this.currentPhase === 'starting') this.currentPhase = 'running';
   }
 
+  /**
+   * Loads the projection's snapshot into the fold and returns the offsets to read on from;
+   * undefined (read from offset 0) when there is none, or it is another fold version's or
+   * unreadable, which is logged as FOLD.SNAPSHOT_REJECTED and shown in `status().start`.
+   */
+  private async loadSnapshot(): Promise<Record<number, string> | undefined> {
+    const codec = this.options.fold.snapshot;
+    const found = codec ? await this.options.projection?.loadSnapshot?.() : undefined;
+    if (!codec || !found) return undefined;
+    const stored = found.snapshot;
+    const reject = (rejected: SnapshotRejection) => {
+      this.startReport = { from: 'offset-0', records: 0, rejected };
+      this.log('warn', `${this.options.topicId} snapshot not loaded; replaying from offset 0`, { code: 'FOLD.SNAPSHOT_REJECTED', rejected, fold: codec.version });
+      return undefined;
+    };
+    if (stored.fold !== codec.version) return reject('other-version');
+    if (found.aheadOfProjection) return reject('ahead-of-projection');
+    let state: S;
+    const offsets = new Map<number, bigint>();
+    try {
+      state = codec.decode(stored.state);
+      for (const [partition, next] of Object.entries(stored.offsets)) {
+        if (!/^\d+$/.test(partition) || !/^\d+$/.test(next)) throw new TypeError('offsets');
+        offsets.set(Number(partition), BigInt(next));
+      }
+    } catch {
+      return reject('unreadable');
+    }
+    this.foldState = state;
+    for (const [partition, next] of offsets) this.applied.advance(partition, next);
+    this.lastSnapshotOffsets = { ...stored.offsets };
+    this.lastSnapshotAt = Date.now();
+    this.startReport = { from: 'snapshot', records: 0 };
+    return Object.fromEntries([...offsets].map(([p, o]) => [p, o.toString()]));
+  }
+
+  /** The fold's state now, as a snapshot at the offsets it has applied. Call it where the flush reads its rows (before any await). */
+  private takeSnapshot(): FoldSnapshot | undefined {
+    const codec = this.options.fold.snapshot;
+    if (!codec || !this.options.projection?.loadSnapshot || this.options.snapshotIntervalMs === 0) return undefined;
+    const offsets = toRecord(this.applied.snapshot());
+    this.sinceSnapshot = 0;
+    this.lastSnapshotAt = Date.now();
+    return { fold: codec.version, offsets, state: codec.encode(this.foldState) };
+  }
+
+  /** A snapshot when the interval has passed and something was applied since the last; otherwise none. */
+  private snapshotIfDue(): FoldSnapshot | undefined {
+    if (this.sinceSnapshot === 0 || Date.now() - this.lastSnapshotAt < (this.options.snapshotIntervalMs ?? 30_000)) return undefined;
+    return this.takeSnapshot();
+  }
+
+  private snapshotLost(): void {
+    this.lastSnapshotAt = 0;
+    this.sinceSnapshot = Math.max(this.sinceSnapshot, 1);
+  }
+
+  /** Counts a snapshot the projection committed. */
+  private snapshotStored(snapshot: FoldSnapshot | undefined): void {
+    if (!snapshot) return;
+    this.snapshotsWritten += 1;
+    this.lastSnapshotOffsets = { ...snapshot.offsets };
+  }
+
   /** Applies one record to the fold; keeps the verdict when this process appended the event. */
   private ingest(record: DecodedRecord<T>): void {
     const verdict = this.options.fold.apply(this.foldState, record.event, record.logTime.getTime());
+    this.sinceSnapshot += 1;
     const fate = this.book.settle(record.event.id, verdict);
     this.options.projection?.touch(record);
     const next = BigInt(record.offset) + 1n;
@@ -217,6 +318,7 @@ export class FoldEngine<T extends TopicId, S, V> {
 
   private ingestPoison(poison: PoisonRecord): void {
     this.unapplied += 1;
+    this.sinceSnapshot += 1;
     this.options.projection?.unappliable(poison);
     this.applied.advance(poison.partition, BigInt(poison.offset) + 1n);
     this.log('warn', `${this.options.topicId} record could not be applied`, { code: poison.code, partition: poison.partition, offset: poison.offset });
@@ -234,9 +336,13 @@ export class FoldEngine<T extends TopicId, S, V> {
       do {
         this.flushAgain = false;
         const through = this.applied.snapshot();
+        const snapshot = this.snapshotIfDue();
         try {
-          await projection.flush(this.foldState, through);
+          await projection.flush(this.foldState, through, snapshot);
+          this.snapshotStored(snapshot);
         } catch {
+          // The snapshot went with the failed transaction: take one again at the next flush.
+          if (snapshot) this.snapshotLost();
           // The fold goes on; answers wait (and time out, failing closed) until the database is back.
           this.projectionFailures += 1;
           this.retryDelayMs = Math.min(Math.max(this.retryDelayMs * 2, 100), 2_000);
@@ -363,6 +469,8 @@ export class FoldEngine<T extends TopicId, S, V> {
       waitingWriters: this.answered.waiting(),
       verdictsEvicted: this.book.evicted(),
       projectionFailures: this.projectionFailures,
+      start: this.startReport,
+      snapshots: { written: this.snapshotsWritten, ...(this.lastSnapshotOffsets && { lastOffsets: this.lastSnapshotOffsets }) },
     };
   }
 
@@ -379,9 +487,13 @@ export class FoldEngine<T extends TopicId, S, V> {
     await this.tail?.stop().catch(() => undefined);
     await this.flushing?.catch(() => undefined);
     const projection = this.options.projection;
-    if (wasRunning && projection && projection.pending() > 0) {
-      // Best effort: a restart replays from offset 0 and fills in whatever this misses.
-      await projection.flush(this.foldState, this.applied.snapshot()).catch(() => undefined);
+    if (wasRunning && projection && (projection.pending() > 0 || this.sinceSnapshot > 0)) {
+      // Best effort, with a snapshot so the next start begins here: a restart reads on from the last one stored anyway.
+      const snapshot = this.takeSnapshot();
+      await projection.flush(this.foldState, this.applied.snapshot(), snapshot).then(
+        () => this.snapshotStored(snapshot),
+        () => undefined,
+      );
     }
     // The last checkpoints, so every audit record this engine appended is covered.
     for (const checkpointer of this.checkpointers.values()) await checkpointer.close().catch(() => undefined);

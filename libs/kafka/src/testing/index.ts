@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { type TopicEvent, type TopicId } from '@gatehouse/contracts';
 import { type Kafka } from 'kafkajs';
+import { type Fold } from '../fold-engine/fold-engine.js';
 import { provisionAcls } from '../acls.js';
 import { createKafkaClient, type KafkaLogSink } from '../client.js';
 import { KAFKA_PASSWORD_ENV, KAFKA_PASSWORD_FILE_ENV, KAFKA_SASL_MECHANISM_ENV, KAFKA_USERNAME_ENV, kafkaConfigFromEnv } from '../config.js';
@@ -149,4 +151,47 @@ export async function transactAs(user: string, transactionalId: string): Promise
   } finally {
     await producer.disconnect();
   }
+}
+
+/** Where a start from a snapshot and a fold of the whole log part ways. */
+export interface SnapshotResumeMismatch {
+  /** The number of records folded before the snapshot was taken. */
+  readonly cut: number;
+  /** `state`: the states differ after the last record; `verdict`: the verdict on record `at` differs. */
+  readonly what: 'state' | 'verdict';
+  readonly at?: number;
+}
+
+/**
+ * Folds `records` whole, and for every cut folds the first `cut` records, snapshots the state
+ * through the fold's codec (encode, decode), and folds the rest into the decoded state: the
+ * verdicts on the rest and the final states (as the codec encodes them) must be the same.
+ * Returns the first difference, or undefined. What every fold's snapshot path must satisfy.
+ */
+export function snapshotResumeMismatch<T extends TopicId, S, V>(fold: Fold<T, S, V>, records: readonly { event: TopicEvent<T>; logTime: number }[], cuts: readonly number[]): SnapshotResumeMismatch | undefined {
+  const codec = fold.snapshot;
+  if (!codec) throw new TypeError('the fold has no snapshot codec');
+  const whole = fold.create();
+  const verdicts = records.map(({ event, logTime }) => JSON.stringify(fold.apply(whole, event, logTime)));
+  const expected = codec.encode(whole);
+  for (const cut of cuts) {
+    const before = fold.create();
+    for (const { event, logTime } of records.slice(0, cut)) fold.apply(before, event, logTime);
+    const resumed = codec.decode(codec.encode(before));
+    for (let i = cut; i < records.length; i += 1) {
+      const record = records[i] as { event: TopicEvent<T>; logTime: number };
+      if (JSON.stringify(fold.apply(resumed, record.event, record.logTime)) !== verdicts[i]) return { cut, what: 'verdict', at: i };
+    }
+    if (codec.encode(resumed) !== expected) return { cut, what: 'state' };
+  }
+  return undefined;
+}
+
+/** `snapshotResumeMismatch` over many logs, each cut after every record: the first difference (with the log's index), or undefined. */
+export function firstSnapshotMismatch<T extends TopicId, S, V>(fold: Fold<T, S, V>, logs: readonly (readonly { event: TopicEvent<T>; logTime: number }[])[]): (SnapshotResumeMismatch & { readonly log: number }) | undefined {
+  for (const [index, records] of logs.entries()) {
+    const mismatch = snapshotResumeMismatch(fold, records, Array.from({ length: records.length + 1 }, (_, cut) => cut));
+    if (mismatch) return { log: index, ...mismatch };
+  }
+  return undefined;
 }

@@ -30,3 +30,33 @@ export class ProjectionLogIdentity1765200000000 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE ${schema}.projection_offsets DROP COLUMN anchor_time_ms, DROP COLUMN anchor_offset`);
   }
 }
+
+/**
+ * Where a fold service keeps a snapshot of its fold (issue 17: a start reads on from it, not from
+ * offset 0): one row per projection and topic, the fold's state as of `offsets` (the next offset
+ * to read, per partition), written in the same transaction as the projection rows of those
+ * offsets, and dropped with them when the log changes. Every fold service runs it after
+ * `ProjectionLogIdentity1765200000000`.
+ */
+export class FoldSnapshots1766400000000 implements MigrationInterface {
+  name = 'FoldSnapshots1766400000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const schema = migrationSchema(queryRunner);
+    await queryRunner.query(`
+      CREATE TABLE ${schema}.fold_snapshots (
+        projection text NOT NULL,
+        topic text NOT NULL,
+        fold text NOT NULL,
+        offsets jsonb NOT NULL,
+        state text NOT NULL,
+        bytes integer NOT NULL,
+        written_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (projection, topic)
+      )`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE ${migrationSchema(queryRunner)}.fold_snapshots`);
+  }
+}

@@ -103,6 +103,8 @@ export function specLog(spec: { readonly name: string; readonly tables: readonly
     discard: async (manager, schemaSql) => {
       const tables = [...spec.tables.map((t) => t.table), 'unapplied_records'].map((t) => `${schemaSql}.${t}`);
       await manager.query(`TRUNCATE ${tables.join(', ')}`);
+      // The fold's snapshot is of the old log too: the start replays from offset 0 of this one.
+      await manager.query(`DELETE FROM ${schemaSql}.fold_snapshots WHERE projection = $1`, [spec.name]);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { type TopicId } from '@gatehouse/contracts';
-import { type DecodedRecord, type FoldProjection, type PoisonRecord } from '@gatehouse/kafka';
+import { type DecodedRecord, type FoldProjection, type FoldSnapshot, type PoisonRecord, type StoredFoldSnapshot } from '@gatehouse/kafka';
 import { type DataSource, type EntityManager } from 'typeorm';
 import { jsonbParam, type LogAnchor, ProjectionOffsets } from '../database.js';
 import { type LogBinding, projectionLockKey } from './projection-log.js';
@@ -77,7 +77,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
    * read from `state` before the first await. On failure nothing is written and the touched
    * rows are kept for the next flush.
    */
-  async flush(state: S, through: ReadonlyMap<number, bigint>): Promise<void> {
+  async flush(state: S, through: ReadonlyMap<number, bigint>, snapshot?: FoldSnapshot): Promise<void> {
     const touched = this.touched;
     const unapplied = this.unapplied;
     this.touched = this.spec.tables.map(() => new Map());
@@ -110,6 +110,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
           const anchor = anchors.get(partition);
           await this.offsets.save(manager, this.topic, partition, next.toString(), anchor && anchor.offset < next ? anchor : undefined);
         }
+        if (snapshot) await this.saveSnapshot(manager, snapshot);
       });
     } catch (error) {
       // Keep what was touched; a newer touch of the same row wins.
@@ -121,6 +122,45 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
       throw error;
     }
     if (newlyUnapplied.length > 0 && this.options.onUnapplied) await this.options.onUnapplied(newlyUnapplied);
+  }
+
+  /**
+   * The snapshot stored for this projection and topic, if any (its shape is checked by the engine
+   * that loads it), and whether the stored rows fall short of its offsets on some partition.
+   */
+  async loadSnapshot(): Promise<StoredFoldSnapshot | undefined> {
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      const snapshot = await this.storedSnapshot(manager);
+      if (!snapshot) return undefined;
+      const projected = await this.offsets.load(manager, this.topic);
+      const aheadOfProjection = Object.entries(snapshot.offsets).some(([p, o]) => BigInt(o) > BigInt(projected[Number(p)] ?? '0'));
+      return { snapshot, aheadOfProjection };
+    });
+  }
+
+  private async storedSnapshot(manager: EntityManager): Promise<FoldSnapshot | undefined> {
+    const rows: { fold: string; offsets: Record<string, string>; state: string }[] = await manager.query(
+      `SELECT fold, offsets, state FROM ${this.schemaSql}.fold_snapshots WHERE projection = $1 AND topic = $2`,
+      [this.spec.name, this.topic],
+    );
+    const row = rows[0];
+    return row ? { fold: row.fold, offsets: row.offsets, state: row.state } : undefined;
+  }
+
+  /**
+   * Stores `snapshot` in the flush's transaction, unless the stored one is later on some partition
+   * (another replica's, or this process's before a slower write): a snapshot never moves back. One
+   * of another fold version is replaced.
+   */
+  private async saveSnapshot(manager: EntityManager, snapshot: FoldSnapshot): Promise<void> {
+    const stored = await this.storedSnapshot(manager);
+    if (stored && stored.fold === snapshot.fold && Object.entries(stored.offsets).some(([p, o]) => BigInt(o) > BigInt(snapshot.offsets[Number(p)] ?? '0'))) return;
+    await manager.query(
+      `INSERT INTO ${this.schemaSql}.fold_snapshots (projection, topic, fold, offsets, state, bytes)
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6)
+       ON CONFLICT (projection, topic) DO UPDATE SET fold = EXCLUDED.fold, offsets = EXCLUDED.offsets, state = EXCLUDED.state, bytes = EXCLUDED.bytes, written_at = now()`,
+      [this.spec.name, this.topic, snapshot.fold, jsonbParam(snapshot.offsets), snapshot.state, Buffer.byteLength(snapshot.state, 'utf8')],
+    );
   }
 
   /** Stores `poison`; returns the records that were not stored before (another replica, an earlier flush). */

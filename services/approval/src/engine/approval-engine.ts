@@ -18,6 +18,8 @@ export interface ApprovalEngineOptions {
   readonly namespace?: string | undefined;
   readonly projection?: FoldProjection<'approvals', ApprovalsState> | undefined;
   readonly decisionDeadlineMs?: number;
+  /** Least time between two snapshots of the fold, ms (see `FoldEngineOptions`). */
+  readonly snapshotIntervalMs?: number;
   /** How often pending approvals past their deadline are expired, ms. 0 turns the sweeper off. */
   readonly expirySweepMs?: number;
   /** How long a grant may be used after its decision, ms (default 15 minutes): the decision's `useBy`. */
@@ -84,6 +86,7 @@ export class ApprovalEngine {
       topicId: 'approvals',
       fold: approvalProjection(keyring).fold,
       decisionDeadlineMs: options.decisionDeadlineMs,
+      snapshotIntervalMs: options.snapshotIntervalMs,
       log: options.log,
       unavailable: (reason, cause) => new ApprovalError('APPROVAL.UNAVAILABLE', { reason }, cause),
       untrusted: { keyring, source: APPROVAL_SOURCE },

@@ -28,6 +28,8 @@ export interface LedgerEngineOptions {
   readonly replayTimeoutMs?: number;
   /** Records per projection transaction during the start-up replay. Default 1,000. */
   readonly replayBatchSize?: number;
+  /** Least time between two snapshots of the fold, ms (see `FoldEngineOptions`). */
+  readonly snapshotIntervalMs?: number;
   readonly log?: LedgerLog;
 }
 

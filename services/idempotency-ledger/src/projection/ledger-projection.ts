@@ -1,8 +1,12 @@
 import { applyLedgerEvent, type BudgetState, createLedgerState, type KeyState, type LedgerState, type Verdict } from '@gatehouse/ledger';
 import { type Keyring } from '@gatehouse/contracts';
+import { mapStateCodec } from '@gatehouse/kafka';
 import { jsonbParam, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { LEDGER_MIGRATIONS } from './ledger-migrations.js';
+
+/** The ledger fold's snapshot version: change it with any change to the fold's rules or state. */
+export const LEDGER_SNAPSHOT_VERSION = 'ledger@1';
 
 function keyRow(key: string, state: KeyState, touch: Touch) {
   const base = { key, partition: touch.partition, last_offset: touch.offset.toString() };
@@ -114,7 +118,11 @@ async function upsertBudgets(manager: EntityManager, schemaSql: string, rows: re
 export const ledgerProjection = (keyring: Keyring): ProjectionSpec<'ledger', LedgerState, Verdict> => ({
   name: 'ledger',
   topicId: 'ledger',
-  fold: { create: () => createLedgerState(keyring), apply: applyLedgerEvent },
+  fold: {
+    create: () => createLedgerState(keyring),
+    apply: applyLedgerEvent,
+    snapshot: mapStateCodec({ version: LEDGER_SNAPSHOT_VERSION, create: () => createLedgerState(keyring), maps: ['keys', 'budgets', 'openKeysByPrincipal', 'budgetsByPrincipal'], counters: ['untrusted'] }),
+  },
   migrations: LEDGER_MIGRATIONS,
   tables: [
     {

@@ -14,6 +14,8 @@ export interface PolicyEngineOptions {
   readonly keyring: Keyring;
   readonly projection?: FoldProjection<'policies', PolicyBundlesState> | undefined;
   readonly decisionDeadlineMs?: number;
+  /** Least time between two snapshots of the fold, ms (see `FoldEngineOptions`). */
+  readonly snapshotIntervalMs?: number;
   readonly log?: FoldLog;
 }
 
@@ -36,6 +38,7 @@ export class PolicyEngine {
       topicId: 'policies',
       fold: policyProjection(options.keyring).fold,
       decisionDeadlineMs: options.decisionDeadlineMs,
+      snapshotIntervalMs: options.snapshotIntervalMs,
       log: options.log,
       unavailable: (reason, cause) => new PolicyError('POLICY.UNAVAILABLE', { reason }, cause),
       untrusted: { keyring: options.keyring, source: POLICY_SOURCE },

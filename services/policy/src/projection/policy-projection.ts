@@ -1,6 +1,7 @@
 import { type Keyring } from '@gatehouse/contracts';
 import { applyPolicyEvent, createPolicyBundlesState, type PolicyBundlesState, type PolicyVerdict, versionKey } from '@gatehouse/policies';
-import { CreateProjectionOffsets1764489600000, jsonbParam, migrationSchema, ProjectionLogIdentity1765200000000, type ProjectionSpec, unappliedRecordsTableSql } from '@gatehouse/service-runtime';
+import { mapStateCodec } from '@gatehouse/kafka';
+import { CreateProjectionOffsets1764489600000, FoldSnapshots1766400000000, jsonbParam, migrationSchema, ProjectionLogIdentity1765200000000, type ProjectionSpec, unappliedRecordsTableSql } from '@gatehouse/service-runtime';
 import { type EntityManager, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /** One row per trusted version of every policy set; versions are immutable once published. */
@@ -34,7 +35,10 @@ export class CreatePolicyProjection1764748800000 implements MigrationInterface {
   }
 }
 
-export const POLICY_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreatePolicyProjection1764748800000, ProjectionLogIdentity1765200000000] as const;
+export const POLICY_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreatePolicyProjection1764748800000, ProjectionLogIdentity1765200000000, FoldSnapshots1766400000000] as const;
+
+/** The policy fold's snapshot version: change it with any change to the fold's rules or state. */
+export const POLICIES_SNAPSHOT_VERSION = 'policies@1';
 
 async function upsertVersions(manager: EntityManager, schemaSql: string, rows: readonly object[]): Promise<void> {
   await manager.query(
@@ -53,7 +57,11 @@ async function upsertVersions(manager: EntityManager, schemaSql: string, rows: r
 export const policyProjection = (keyring: Keyring): ProjectionSpec<'policies', PolicyBundlesState, PolicyVerdict> => ({
   name: 'policies',
   topicId: 'policies',
-  fold: { create: () => createPolicyBundlesState(keyring), apply: applyPolicyEvent },
+  fold: {
+    create: () => createPolicyBundlesState(keyring),
+    apply: applyPolicyEvent,
+    snapshot: mapStateCodec({ version: POLICIES_SNAPSHOT_VERSION, create: () => createPolicyBundlesState(keyring), maps: ['current', 'versions'], counters: ['untrusted'] }),
+  },
   migrations: POLICY_MIGRATIONS,
   tables: [
     {

@@ -1,0 +1,129 @@
+// Issue 17, on the real broker and PostgreSQL: the approval service starts from the snapshot of
+// its fold that it stored beside its projection, reading only what was logged after it; a
+// snapshot it must not trust (another fold version's, unreadable, ahead of the projection's rows)
+// is not loaded and the service replays from offset 0 instead, saying why. Either way the state is
+// the fold of the whole log.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { type ApprovalEvent, foldApprovals } from '@gatehouse/approvals';
+import { approvalProjection } from '@gatehouse/approval-projection';
+import { TEST_KEYRING } from '@gatehouse/contracts/testing';
+import { EventProducer, replayTopic } from '@gatehouse/kafka';
+import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { openServiceDatabase } from '@gatehouse/service-runtime';
+import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
+import { type Kafka } from 'kafkajs';
+import { type ApprovalApp, bearer, startApprovalApp, testReviewer } from './testing/approval-app.js';
+import { testRequest } from './testing/requests.js';
+
+const PROJECTION = approvalProjection(TEST_KEYRING);
+const alice = testReviewer('user:alice');
+let kafka: Kafka;
+let database: TestDatabase;
+const running: ApprovalApp[] = [];
+const producers: EventProducer[] = [];
+let schemas = 0;
+
+beforeAll(async () => {
+  kafka = testKafka('approval-snapshot-int');
+  database = await createTestDatabase();
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((app) => app.close()));
+  await Promise.all(producers.splice(0).map((p) => p.close()));
+});
+
+afterAll(async () => {
+  await database.drop();
+});
+
+async function world() {
+  schemas += 1;
+  const namespace = await provisionedNamespace(kafka);
+  const producer = await EventProducer.connect(kafka, { namespace });
+  producers.push(producer);
+  return { namespace, schema: `approval_snap${schemas}`, producer };
+}
+
+async function boot(w: { namespace: string; schema: string }): Promise<ApprovalApp> {
+  const app = await startApprovalApp({ namespace: w.namespace, schema: w.schema, databaseUrl: database.url, reviewers: [alice] });
+  running.push(app);
+  return app;
+}
+
+async function stop(app: ApprovalApp): Promise<void> {
+  running.splice(running.indexOf(app), 1);
+  await app.close();
+}
+
+/** The fold of the whole log, as the snapshot codec writes it. */
+async function wholeLog(namespace: string): Promise<{ encoded: string; records: number }> {
+  const records: { event: ApprovalEvent; logTime: number }[] = [];
+  await replayTopic(kafka, 'approvals', { namespace, onRecord: (r) => void records.push({ event: r.event, logTime: r.logTime.getTime() }) });
+  return { encoded: PROJECTION.fold.snapshot?.encode(foldApprovals(records, TEST_KEYRING)) ?? '', records: records.length };
+}
+
+/** A few requests, two of them decided, through a running service. */
+async function history(w: { producer: EventProducer }, app: ApprovalApp): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i += 1) {
+    const made = testRequest();
+    await w.producer.publish('approvals', made.event);
+    ids.push(made.approvalId);
+  }
+  await waitFor(async () => ((await app.get<{ items: unknown[] }>('/v1/approvals?status=pending', bearer(alice))).body.items?.length === 4 ? true : undefined), { what: 'the requests projected' });
+  for (const id of ids.slice(0, 2)) expect((await app.post(`/v1/approvals/${id}/decision`, { verdict: 'approve' }, bearer(alice))).status).toBe(200);
+  return ids;
+}
+
+async function withSql<R>(schema: string, work: (query: (sql: string) => Promise<unknown>) => Promise<R>): Promise<R> {
+  const sql = await openServiceDatabase({ url: database.url, schema, migrations: PROJECTION.migrations });
+  try {
+    return await work((text) => sql.query(text));
+  } finally {
+    await sql.destroy();
+  }
+}
+
+describe('the approval service starts from its snapshot', () => {
+  it('reads only what was logged after the snapshot it stored at stop, and holds the state of the whole log', async () => {
+    const w = await world();
+    const first = await boot(w);
+    const ids = await history(w, first);
+    await stop(first);
+    const stored = await withSql(w.schema, (query) => query(`SELECT fold, offsets, bytes FROM ${w.schema}.fold_snapshots`));
+    expect(stored).toEqual([expect.objectContaining({ fold: 'approvals@1' })]);
+
+    // One more request while the service is down: the restart reads it, and only it.
+    const late = testRequest();
+    await w.producer.publish('approvals', late.event);
+    const second = await boot(w);
+    expect(second.engine.status().start).toEqual({ from: 'snapshot', records: 1 });
+    expect(PROJECTION.fold.snapshot?.encode(second.engine.state)).toBe((await wholeLog(w.namespace)).encoded);
+    expect((await second.get<{ status: string }>(`/v1/approvals/${ids[0] ?? ''}`, bearer(alice))).body).toMatchObject({ status: 'approved' });
+    expect((await second.get<{ status: string }>(`/v1/approvals/${late.approvalId}`, bearer(alice))).body).toMatchObject({ status: 'pending' });
+    // A decision after the start from the snapshot is taken like any other.
+    expect((await second.post(`/v1/approvals/${ids[2] ?? ''}/decision`, { verdict: 'deny' }, bearer(alice))).status).toBe(200);
+    expect((await second.post(`/v1/approvals/${ids[0] ?? ''}/decision`, { verdict: 'deny' }, bearer(alice))).status).toBe(409);
+  });
+
+  it.each([
+    ['other-version', (schema: string) => `UPDATE ${schema}.fold_snapshots SET fold = 'approvals@0'`],
+    ['unreadable', (schema: string) => `UPDATE ${schema}.fold_snapshots SET state = '{"format":1,"maps":{"approvals":"x"}}'`],
+    ['ahead-of-projection', (schema: string) => `UPDATE ${schema}.projection_offsets SET next_offset = 0`],
+  ] as const)('does not load a snapshot that is %s: replays from offset 0, says why, and holds the state of the whole log', async (rejected, damage) => {
+    const w = await world();
+    const first = await boot(w);
+    await history(w, first);
+    await stop(first);
+    await withSql(w.schema, (query) => query(damage(w.schema)));
+    const second = await boot(w);
+    const whole = await wholeLog(w.namespace);
+    expect(second.engine.status().start).toEqual({ from: 'offset-0', records: whole.records, rejected });
+    expect(PROJECTION.fold.snapshot?.encode(second.engine.state)).toBe(whole.encoded);
+    // The replay's end replaced the snapshot it could not use: the next start begins there.
+    await stop(second);
+    const third = await boot(w);
+    expect(third.engine.status().start).toEqual({ from: 'snapshot', records: 0 });
+  });
+});
