@@ -10,7 +10,7 @@
 // `approvals replay` reads the approval service's environment (GATEHOUSE_DATABASE_URL, ...).
 import { parseArgs } from 'node:util';
 import { GatehouseError, keyringFromEnv } from '@gatehouse/contracts';
-import { approvalProjection } from '@gatehouse/approval-projection';
+import { approvalProjection, approvalRetainMsFromEnv } from '@gatehouse/approval-projection';
 import { runReplayCli, SERVICES } from '@gatehouse/service-runtime';
 import { POLICY_USAGE, PolicyUsageError, runPolicyCommand } from './policy.js';
 import { configuredKeyring, describeReport, exitCodeOf, readAuditFile, readAuditTopic, verifyAudit, writeAuditFile } from './audit.js';
@@ -25,7 +25,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const [area, command, ...rest] = argv;
   if (area === 'approvals' && command === 'replay') {
     // Rebuilds the approval projection from offset 0 into a fresh schema; --compare checks it equals the live one.
-    return runReplayCli(SERVICES['approval'], approvalProjection(keyringFromEnv()), { argv: rest, print: (line) => process.stdout.write(`${JSON.stringify(line)}\n`) });
+    return runReplayCli(SERVICES['approval'], approvalProjection(keyringFromEnv(), { retainMs: approvalRetainMsFromEnv() }), { argv: rest, print: (line) => process.stdout.write(`${JSON.stringify(line)}\n`) });
   }
   if (area === 'policy') return runPolicyCommand(command, rest, (text) => process.stdout.write(`${text}\n`));
   if (area !== 'audit' || (command !== 'dump' && command !== 'verify')) {

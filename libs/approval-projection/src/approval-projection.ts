@@ -1,4 +1,4 @@
-import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, type HistoryEntry, type Verdict } from '@gatehouse/approvals';
+import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, type HistoryEntry, LOG_LIMITS, pruneApprovals, type Verdict } from '@gatehouse/approvals';
 import { type Keyring } from '@gatehouse/contracts';
 import { mapStateCodec } from '@gatehouse/kafka';
 import { CreateProjectionOffsets1764489600000, FoldSnapshots1766400000000, jsonbParam, ProjectionLogIdentity1765200000000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
@@ -6,7 +6,26 @@ import { type EntityManager } from 'typeorm';
 import { CreateApprovalProjection1764662400000 } from './approval-projection.migrations.js';
 
 /** The service's migrations, in order. */
-export const APPROVAL_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreateApprovalProjection1764662400000, ProjectionLogIdentity1765200000000, FoldSnapshots1766400000000] as const;
+export const APPROVAL_MIGRATIONS = [
+  CreateProjectionOffsets1764489600000,
+  CreateApprovalProjection1764662400000,
+  ProjectionLogIdentity1765200000000,
+  FoldSnapshots1766400000000,
+] as const;
+
+/** How long the service's fold keeps a settled approval, ms, unless configured: 7 days. */
+export const DEFAULT_APPROVAL_RETAIN_MS = 7 * 24 * 60 * 60 * 1000;
+/** The variable that sets it, for the service and its replay alike (a replay must forget what the service forgot). */
+export const APPROVAL_RETAIN_ENV = 'GATEHOUSE_APPROVAL_RETAIN_MS';
+
+/** The retention `env` configures (GATEHOUSE_APPROVAL_RETAIN_MS), or the default; a bad value is a TypeError naming the variable. */
+export function approvalRetainMsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[APPROVAL_RETAIN_ENV];
+  if (raw === undefined || raw === '') return DEFAULT_APPROVAL_RETAIN_MS;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) throw new TypeError(`${APPROVAL_RETAIN_ENV} must be a positive whole number of milliseconds`);
+  return value;
+}
 
 /**
  * The approval fold's snapshot version: change it with any change to the fold's rules or state, so
@@ -87,7 +106,7 @@ function approvalRow(state: ApprovalsState, approval: Approval, touch: Touch) {
 
 async function upsertApprovals(manager: EntityManager, schemaSql: string, rows: readonly object[]): Promise<void> {
   await manager.query(
-    `INSERT INTO ${schemaSql}.approvals
+    `INSERT INTO ${schemaSql}.approvals AS a
        (approval_id, status, tenant, connector_id, execution_id, arguments_hash, requester_id, requester, reason, arguments,
         redacted_paths, input_schema, tool_description, dry_run_preview, requested_at, deadline, settled_at, settled_by,
         comment, edited_arguments, expiry_cause, quorum, votes, history, partition, last_offset, updated_at)
@@ -103,7 +122,10 @@ async function upsertApprovals(manager: EntityManager, schemaSql: string, rows: 
      ON CONFLICT (approval_id) DO UPDATE SET
        status = EXCLUDED.status, settled_at = EXCLUDED.settled_at, settled_by = EXCLUDED.settled_by, comment = EXCLUDED.comment,
        edited_arguments = EXCLUDED.edited_arguments, expiry_cause = EXCLUDED.expiry_cause, votes = EXCLUDED.votes, history = EXCLUDED.history,
-       partition = EXCLUDED.partition, last_offset = EXCLUDED.last_offset, updated_at = now()`,
+       partition = EXCLUDED.partition, last_offset = EXCLUDED.last_offset, updated_at = now()
+     -- A row is one lifecycle: the fold lets go of settled approvals after their retention, and a later
+     -- request for the same id (a copy of the first, or a call asked for again) never overwrites it.
+     WHERE a.requested_at = EXCLUDED.requested_at`,
     [jsonbParam(rows)],
   );
 }
@@ -114,25 +136,29 @@ async function upsertApprovals(manager: EntityManager, schemaSql: string, rows: 
  * Events about an id that was never requested stay in the fold's history only (the fold rejects
  * them as unknown).
  */
-export const approvalProjection = (keyring: Keyring): ProjectionSpec<'approvals', ApprovalsState, Verdict> => ({
-  name: 'approvals',
-  topicId: 'approvals',
-  fold: {
-    create: () => createApprovalsState(keyring),
-    apply: applyApprovalEvent,
-    snapshot: mapStateCodec({ version: APPROVALS_SNAPSHOT_VERSION, create: () => createApprovalsState(keyring), maps: ['approvals', 'history'], counters: ['untrusted', 'forbidden'] }),
-  },
-  migrations: APPROVAL_MIGRATIONS,
-  tables: [
-    {
-      table: 'approvals',
-      idSql: 'approval_id',
-      touched: ({ event }) => [event.payload.approvalId],
-      row: (state, approvalId, touch) => {
-        const approval = state.approvals.get(approvalId);
-        return approval === undefined ? undefined : approvalRow(state, approval, touch);
-      },
-      upsert: upsertApprovals,
+export const approvalProjection = (keyring: Keyring, options: { readonly retainMs?: number } = {}): ProjectionSpec<'approvals', ApprovalsState, Verdict> => {
+  const create = () => createApprovalsState(keyring, LOG_LIMITS, options.retainMs ?? DEFAULT_APPROVAL_RETAIN_MS);
+  return {
+    name: 'approvals',
+    topicId: 'approvals',
+    fold: {
+      create,
+      apply: applyApprovalEvent,
+      prune: pruneApprovals,
+      snapshot: mapStateCodec({ version: APPROVALS_SNAPSHOT_VERSION, create, maps: ['approvals', 'history'], counters: ['untrusted', 'forbidden', 'pruned'] }),
     },
-  ],
-});
+    migrations: APPROVAL_MIGRATIONS,
+    tables: [
+      {
+        table: 'approvals',
+        idSql: 'approval_id',
+        touched: ({ event }) => [event.payload.approvalId],
+        row: (state, approvalId, touch) => {
+          const approval = state.approvals.get(approvalId);
+          return approval === undefined ? undefined : approvalRow(state, approval, touch);
+        },
+        upsert: upsertApprovals,
+      },
+    ],
+  };
+};

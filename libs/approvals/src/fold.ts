@@ -89,6 +89,7 @@ function terminalReason(approval: Approval): RejectionReason | undefined {
  * A rejected event changes no approval but is never an error: it is already on the log.
  */
 export function applyApprovalEvent(state: ApprovalsState, event: ApprovalEvent, logTime: number): Verdict {
+  forgetSettled(state, event.payload.approvalId, logTime);
   const verdict = decide(state, event, logTime);
   const p = event.payload;
   record(state, p.approvalId, {
@@ -362,6 +363,63 @@ export function grantFromApproval(state: ApprovalsState, approvalId: string): Ap
     ...(approval.usedAt !== undefined && { usedAt: approval.usedAt }),
     ...(approval.status === 'approved-with-edits' && { editedArguments: approval.editedArguments }),
   });
+}
+
+/**
+ * When an approval stopped being able to change anything that matters (ms, log time): a pending
+ * one at its deadline (it can only expire after it), a denied, cancelled or expired one when it
+ * settled, a granted one when its grant was used or its use-by time passed.
+ */
+export function settledAt(approval: Approval): number {
+  switch (approval.status) {
+    case 'pending':
+      return approval.deadline;
+    case 'approved':
+    case 'approved-with-edits':
+      return approval.usedAt ?? approval.useBy;
+    case 'denied':
+      return approval.decidedAt;
+    case 'cancelled':
+      return approval.cancelledAt;
+    case 'expired':
+      return approval.expiredAt;
+    default: {
+      const exhaustive: never = approval;
+      return exhaustive;
+    }
+  }
+}
+
+/**
+ * Lets go of `approvalId` when it settled more than `retainMs` before `at` (the log time of its own
+ * partition), with its history; and of the history of an id that was never an approval, once its
+ * last entry is that old. A function of that one id's records only, so every reader (whole log,
+ * snapshot, live tail) forgets at the same record. Returns whether it forgot anything.
+ */
+export function forgetSettled(state: ApprovalsState, approvalId: string, at: number): boolean {
+  const approval = state.approvals.get(approvalId);
+  const entries = state.history.get(approvalId);
+  const since = approval ? settledAt(approval) : entries?.[entries.length - 1]?.logTime;
+  if (since === undefined || !(since + state.retainMs < at)) return false;
+  state.approvals.delete(approvalId);
+  state.history.delete(approvalId);
+  state.pruned.count += 1;
+  return true;
+}
+
+/**
+ * Frees the memory of every approval `forgetSettled` would let go of by now: `timeOf(approvalId)`
+ * is the log time its partition has reached (undefined: none read yet). What a reader calls now and
+ * then; it changes no verdict, since the next record about a forgotten id forgets it anyway.
+ */
+export function pruneApprovals(state: ApprovalsState, timeOf: (approvalId: string) => number | undefined): number {
+  if (state.retainMs === Number.POSITIVE_INFINITY) return 0;
+  let pruned = 0;
+  for (const approvalId of new Set([...state.approvals.keys(), ...state.history.keys()])) {
+    const at = timeOf(approvalId);
+    if (at !== undefined && forgetSettled(state, approvalId, at)) pruned += 1;
+  }
+  return pruned;
 }
 
 /** Pending approvals whose deadline has passed at `now` (ms), oldest deadline first: what an expirer appends for. */

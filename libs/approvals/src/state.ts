@@ -132,6 +132,14 @@ export interface ApprovalsState {
   readonly forbidden: { count: number };
   /** How long an approval can matter: what bounds the history a reader needs (`approvalHorizon`). */
   readonly limits: ApprovalLimits;
+  /**
+   * How long a settled approval stays in the fold after it settled (ms, by the log time of its own
+   * partition; Infinity: for ever). Then it leaves the fold's memory, and its history with it: an
+   * event about it later is about an unknown approval (`forgetSettled`, `pruneApprovals`).
+   */
+  readonly retainMs: number;
+  /** Settled approvals (and histories of unknown ids) the fold has let go of. */
+  readonly pruned: { count: number };
 }
 
 /**
@@ -155,8 +163,9 @@ export const MAX_GRANT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const LOG_LIMITS: ApprovalLimits = Object.freeze({ maxWaitMs: MAX_APPROVAL_WAIT_MS, maxGrantTtlMs: MAX_GRANT_TTL_MS });
 
 /** A fresh, empty state trusting `keyring`: the start of every replay. */
-export function createApprovalsState(keyring: Keyring, limits: ApprovalLimits = LOG_LIMITS): ApprovalsState {
-  return { approvals: new Map(), history: new Map(), keyring, untrusted: { count: 0 }, forbidden: { count: 0 }, limits };
+export function createApprovalsState(keyring: Keyring, limits: ApprovalLimits = LOG_LIMITS, retainMs = Number.POSITIVE_INFINITY): ApprovalsState {
+  if (!(retainMs > 0)) throw new TypeError('retainMs must be a positive number of milliseconds (or Infinity)');
+  return { approvals: new Map(), history: new Map(), keyring, untrusted: { count: 0 }, forbidden: { count: 0 }, limits, retainMs, pruned: { count: 0 } };
 }
 
 /**

@@ -12,6 +12,7 @@ export * from './fold-engine/fold-engine.js';
 export { type AuditAppender, FoldReader, type FoldReaderOptions, reportIfUntrusted, type UntrustedReporting } from './fold-engine/fold-reader.js';
 export { type FoldSnapshot, mapStateCodec, type SnapshotCodec, type SnapshotRejection, type StoredFoldSnapshot } from './fold-engine/fold-snapshot.js';
 export { AuditCheckpointer, type AuditCheckpointerOptions } from './audit-checkpoints.js';
+export { keyPartitioner, PartitionTimes } from './fold-engine/key-partitions.js';
 export { OffsetWatermarks } from './fold-engine/offset-watermarks.js';
 export { VerdictBook } from './fold-engine/verdict-book.js';
 export { decodeRecord } from './decode-record.js';

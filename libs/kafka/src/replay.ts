@@ -13,6 +13,11 @@ export interface ReplayOptions<T extends TopicId> {
   readonly fromOffsets?: Readonly<Record<number, string>>;
   /** Give up (with KAFKA.REPLAY_TIMEOUT) when the end is not reached in time. Default 60 s. */
   readonly timeoutMs?: number;
+  /**
+   * Count `timeoutMs` from the last record read instead of from the start: a long read that keeps
+   * moving goes on, one that stalls fails. For a reader that answers nothing until it is done.
+   */
+  readonly timeoutOnStall?: boolean;
   readonly signal?: AbortSignal;
   /** Topic namespace (see `topicName`). */
   readonly namespace?: string;
@@ -86,10 +91,17 @@ export async function replayTopic<T extends TopicId>(kafka: Kafka, topicId: T, o
   await consumer.connect();
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new GatehouseError('KAFKA.REPLAY_TIMEOUT', `replay of ${topic} did not reach the end in time`, { category: 'unavailable', retryable: true, details: { topic } })),
-        options.timeoutMs ?? 60_000,
-      );
+      const timeoutMs = options.timeoutMs ?? 60_000;
+      const late = () => reject(new GatehouseError('KAFKA.REPLAY_TIMEOUT', `replay of ${topic} did not reach the end in time`, { category: 'unavailable', retryable: true, details: { topic } }));
+      let timer = setTimeout(late, timeoutMs);
+      let lastReset = Date.now();
+      const progressed = () => {
+        // Re-armed at most every 100 ms: a timer per record would cost more than the record.
+        if (!options.timeoutOnStall || Date.now() - lastReset < 100) return;
+        lastReset = Date.now();
+        clearTimeout(timer);
+        timer = setTimeout(late, timeoutMs);
+      };
       const onAbort = () => reject(new GatehouseError('KAFKA.REPLAY_ABORTED', `replay of ${topic} was aborted`, { category: 'unavailable', details: { topic } }));
       options.signal?.addEventListener('abort', onAbort, { once: true });
       const finish = (error?: unknown) => {
@@ -99,6 +111,7 @@ export async function replayTopic<T extends TopicId>(kafka: Kafka, topicId: T, o
         else resolve();
       };
       const advance = (partition: number, position: bigint) => {
+        progressed();
         if (position > (next.get(partition) ?? 0n)) next.set(partition, position);
         if (pending.has(partition) && position >= (ends.get(partition) ?? 0n)) {
           pending.delete(partition);

@@ -42,12 +42,13 @@ export class ApprovalModule implements OnModuleDestroy {
                 namespace: config.topicNamespace,
                 signingKey: options.signingKey,
                 keyring: options.keyring,
-                projection: await logs.projectionWriter(approvalProjection(options.keyring), topicName('approvals', config.topicNamespace), {
+                projection: await logs.projectionWriter(approvalProjection(options.keyring, { retainMs: options.retainMs }), topicName('approvals', config.topicNamespace), {
                   onUnapplied: (poison) => deadLetters.publish(poison),
                 }),
                 decisionDeadlineMs: options.decisionDeadlineMs,
                 expirySweepMs: options.expirySweepMs,
                 grantTtlMs: options.grantTtlMs,
+                retainMs: options.retainMs,
                 snapshotIntervalMs: config.foldSnapshotIntervalMs,
                 log: nestFoldLog('approval'),
               }),

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_GRANT_TTL_MS, MAX_GRANT_TTL_MS } from '@gatehouse/approvals';
+import { APPROVAL_RETAIN_ENV, approvalRetainMsFromEnv } from '@gatehouse/approval-projection';
 import { assertSelfTrusted, GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
 import { type Allowed, allowed, type ApiKeyPrincipal, ApiKeySha256, parsePrincipalList, principalListText } from '@gatehouse/service-runtime';
 import { z } from 'zod';
@@ -50,6 +51,8 @@ export interface ApprovalOptions {
   readonly decisionDeadlineMs: number;
   /** How long a grant may be used after its decision, ms. */
   readonly grantTtlMs: number;
+  /** How long the fold keeps a settled approval, ms (GATEHOUSE_APPROVAL_RETAIN_MS, default 7 days); its row stays. */
+  readonly retainMs?: number;
 }
 
 const Scope = z.union([z.literal('*'), z.array(z.string().min(1).max(256)).min(1)]);
@@ -114,5 +117,14 @@ export function approvalOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ap
     expirySweepMs: positiveInt(env, APPROVAL_ENV.expirySweepMs, 1_000),
     decisionDeadlineMs: positiveInt(env, APPROVAL_ENV.decisionDeadlineMs, 5_000),
     grantTtlMs: grantTtl(env),
+    retainMs: retainMs(env),
   };
+}
+
+function retainMs(env: NodeJS.ProcessEnv): number {
+  try {
+    return approvalRetainMsFromEnv(env);
+  } catch {
+    throw invalid(APPROVAL_RETAIN_ENV, 'must be a positive whole number of milliseconds');
+  }
 }

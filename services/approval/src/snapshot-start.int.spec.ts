@@ -127,3 +127,38 @@ describe('the approval service starts from its snapshot', () => {
     expect(third.engine.status().start).toEqual({ from: 'snapshot', records: 0 });
   });
 });
+
+describe('settled approvals leave the fold after their retention', () => {
+  it('frees them from memory and from the snapshot while their rows stay, and a copy of an old request is never listed again', async () => {
+    const w = await world();
+    const app = await startApprovalApp({ namespace: w.namespace, schema: w.schema, databaseUrl: database.url, reviewers: [alice], retainMs: 1_000 });
+    running.push(app);
+    const made = [testRequest(), testRequest(), testRequest()];
+    for (const m of made) await w.producer.publish('approvals', m.event);
+    await waitFor(async () => ((await app.get<{ items: unknown[] }>('/v1/approvals?status=pending', bearer(alice))).body.items?.length === 3 ? true : undefined), { what: 'the requests projected' });
+    for (const m of made) expect((await app.post(`/v1/approvals/${m.approvalId}/decision`, { verdict: 'deny' }, bearer(alice))).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1_500));
+    // Enough later traffic for the engine to sweep (every 5,000 records), on every partition.
+    const later = Array.from({ length: 5_000 }, () => testRequest().event);
+    for (let i = 0; i < later.length; i += 500) await w.producer.publishMany('approvals', later.slice(i, i + 500));
+    await waitFor(async () => ((await app.get<{ approvals: number }>('/v1/approvals-status')).body.approvals === 5_000 ? true : undefined), { what: 'the settled approvals swept', timeoutMs: 60_000 });
+    expect(made.every((m) => app.engine.approval(m.approvalId) === undefined)).toBe(true);
+    // Their rows stay, as decided.
+    for (const m of made) expect((await app.get<{ status: string }>(`/v1/approvals/${m.approvalId}`, bearer(alice))).body).toMatchObject({ status: 'denied' });
+
+    // A copy of an old request, appended again, is a new lifecycle in the fold; its row stays the first one.
+    const copied = made[0];
+    if (!copied) throw new Error('no request');
+    await w.producer.publish('approvals', copied.event);
+    await waitFor(() => (app.engine.approval(copied.approvalId) ? true : undefined), { what: 'the copy applied' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await app.get<{ status: string }>(`/v1/approvals/${copied.approvalId}`, bearer(alice))).body).toMatchObject({ status: 'denied' });
+    const pending = (await app.get<{ items: { approvalId: string }[] }>('/v1/approvals?status=pending&limit=200', bearer(alice))).body.items.map((i) => i.approvalId);
+    expect(pending).not.toContain(copied.approvalId);
+
+    // The snapshot written at stop holds only what the fold still holds.
+    await stop(app);
+    const [row] = (await withSql(w.schema, (query) => query(`SELECT state FROM ${w.schema}.fold_snapshots`))) as { state: string }[];
+    for (const m of made.slice(1)) expect(row?.state.includes(m.approvalId)).toBe(false);
+  }, 120_000);
+});

@@ -10,9 +10,10 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { testRequest } from '@gatehouse/approvals/testing';
-import { ApprovalDecidedV2, createEvent, encodeEvent, recordKey, signEvent, TOPICS, topicName } from '@gatehouse/contracts';
+import { ApprovalDecidedV2, createEvent, signEvent, type TopicEvent } from '@gatehouse/contracts';
 import { TEST_KEYS } from '@gatehouse/contracts/testing';
-import { createKafkaClient, EventProducer, kafkaConfigFromEnv, Partitioners, provisionTopics } from '@gatehouse/kafka';
+import { createKafkaClient, EventProducer, kafkaConfigFromEnv, provisionTopics } from '@gatehouse/kafka';
+import { appendRepeated } from '@gatehouse/kafka/testing';
 import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
 
 const SIZES = (process.env['GATEHOUSE_BENCH_GATEWAY_SIZES'] ?? '0,100000,1000000').split(',').map(Number);
@@ -21,50 +22,20 @@ const LIVE = 50;
 /** The bench gateway's limits (gateway-start-child.ts starts it with these): its horizon is 10 s before its start. */
 const BENCH_LIMITS = { maxApprovalWaitMs: 5_000, grantTtlMs: 5_000 };
 const DISTINCT = 1_000;
-/** Records per produce request (under the broker's 1 MB batch limit) and requests in flight. */
-const BATCH = 1_000;
-const IN_FLIGHT = 4;
 const child = fileURLToPath(new URL('./gateway-start-child.js', import.meta.url));
 
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
-/** A request and its decision as the guard and the approval service write them: `DISTINCT` pairs, encoded once. */
-function settledPairs(): { key: string; value: Buffer }[] {
-  const records: { key: string; value: Buffer }[] = [];
-  const topic = TOPICS.approvals;
-  for (let i = 0; i < DISTINCT; i += 1) {
+/** A request and its decision as the guard and the approval service write them: `DISTINCT` pairs. */
+function settledPairs(): TopicEvent<'approvals'>[] {
+  return Array.from({ length: DISTINCT }, () => {
     const asked = testRequest({ inputSchema: {}, deadlineMs: 4_000 });
     const decided = signEvent(
       createEvent(ApprovalDecidedV2, { source: 'service:approval', tenant: 'acme', subject: asked.approvalId, causationId: asked.event.id }, { approvalId: asked.approvalId, verdict: 'approve', reviewer: { id: 'user:alice', role: 'approver', kind: 'human' }, useBy: new Date(Date.now() + 4_000).toISOString() }),
       TEST_KEYS.approval,
     );
-    records.push({ key: recordKey(asked.event, topic), value: encodeEvent('approvals', asked.event) });
-    records.push({ key: recordKey(decided, topic), value: encodeEvent('approvals', decided) });
-  }
-  return records;
-}
-
-/** Appends `count` records of settled history: the pairs over and over, in batches, acks=all. */
-async function seedHistory(kafka: ReturnType<typeof createKafkaClient>, namespace: string, count: number, pairs: readonly { key: string; value: Buffer }[]): Promise<void> {
-  if (count === 0) return;
-  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-  try {
-    const topic = topicName('approvals', namespace);
-    const batch = (from: number) => {
-      const messages = [];
-      for (let i = from; i < Math.min(count, from + BATCH); i += 1) {
-        const pair = pairs[i % pairs.length] as { key: string; value: Buffer };
-        messages.push({ key: pair.key, value: pair.value, headers: { 'gatehouse-type': i % 2 === 0 ? 'ApprovalRequested' : 'ApprovalDecided' } });
-      }
-      return producer.send({ topic, acks: -1, messages });
-    };
-    for (let sent = 0; sent < count; sent += BATCH * IN_FLIGHT) {
-      await Promise.all(Array.from({ length: IN_FLIGHT }, (_, k) => sent + k * BATCH).filter((from) => from < count).map(batch));
-    }
-  } finally {
-    await producer.disconnect();
-  }
+    return [asked.event, decided];
+  }).flat();
 }
 
 interface ChildResult {
@@ -95,7 +66,7 @@ export async function benchGatewayStart(): Promise<void> {
   for (const size of SIZES) {
     const namespace = `bench-${randomBytes(4).toString('hex')}`;
     await provisionTopics(kafka, { namespace });
-    await seedHistory(kafka, namespace, size, pairs);
+    await appendRepeated(kafka, 'approvals', namespace, pairs, size);
     namespaces.set(size, namespace);
   }
   const seeded = Date.now() - seeding;

@@ -1,9 +1,10 @@
-import { type AgentKey, GatehouseError, isDecisionRecorded, type SigningKey, type TopicEvent, type TopicId } from '@gatehouse/contracts';
+import { type AgentKey, GatehouseError, isDecisionRecorded, type SigningKey, type TopicEvent, type TopicId, topicName } from '@gatehouse/contracts';
 import { type Kafka } from 'kafkajs';
 import { EventProducer, type AppendResult } from '../producer.js';
 import { type DecodedRecord, type PoisonRecord } from '../records.js';
 import { replayTopic } from '../replay.js';
 import { type TailHandle, tailTopic } from '../tail.js';
+import { keyPartitioner, PartitionTimes } from './key-partitions.js';
 import { OffsetWatermarks } from './offset-watermarks.js';
 import { VerdictBook } from './verdict-book.js';
 import { AuditCheckpointer } from '../audit-checkpoints.js';
@@ -16,6 +17,12 @@ export interface Fold<T extends TopicId, S, V> {
   apply(state: S, event: TopicEvent<T>, logTime: number): V;
   /** How the state is snapshotted: a fold with one starts from its projection's last snapshot, not from offset 0. */
   readonly snapshot?: SnapshotCodec<S>;
+  /**
+   * Lets go of settled state: `timeOf(recordKey)` is the log time the partition of that record key
+   * has reached. Must change no verdict and no row (the fold forgets the same things by itself when
+   * a key's next record comes); the engine calls it now and then to bound its memory.
+   */
+  prune?(state: S, timeOf: (recordKey: string) => number | undefined): void;
 }
 
 /** A database projection kept by the fold's own pass; writers' answers wait for it to commit. */
@@ -71,7 +78,11 @@ export interface FoldEngineOptions<T extends TopicId, S, V> {
   readonly decisionDeadlineMs?: number;
   /** Most verdicts kept for writers at once. Default 10,000. */
   readonly verdictCapacity?: number;
-  /** Deadline of the start-up replay, ms. Default 60,000. */
+  /**
+   * How long the start-up read may go without reading a record, ms (default 60,000): a read that
+   * keeps moving goes on however long the history since the snapshot is (the engine answers
+   * nothing until it is done, and stores snapshots on the way), one that stalls fails the start.
+   */
   readonly replayTimeoutMs?: number;
   /** Records per projection transaction during the start-up replay. Default 1,000. */
   readonly replayBatchSize?: number;
@@ -158,6 +169,11 @@ export class FoldEngine<T extends TopicId, S, V> {
   private lastSnapshotAt = 0;
   /** Records applied since the last snapshot was taken. */
   private sinceSnapshot = 0;
+  /** How far each partition has come in log time: what the fold's `prune` asks. */
+  private partitionTimes: PartitionTimes | undefined;
+  private seedTimes: Readonly<Record<number, number>> = {};
+  private sincePrune = 0;
+  private lastPruneAt = Date.now();
   /** The engine's audit writes: appended, then covered by the next checkpoint. */
   private readonly audit: AuditAppender = { publish: (_topicId, event) => this.appendAudit(event) };
 
@@ -190,9 +206,14 @@ export class FoldEngine<T extends TopicId, S, V> {
     let sinceFlush = 0;
     const started = Date.now();
     const fromOffsets = await this.loadSnapshot();
+    if (this.options.fold.prune) {
+      this.partitionTimes = new PartitionTimes(keyPartitioner(await partitionCount(kafka, topicName(topicId, namespace))));
+      for (const [partition, time] of Object.entries(this.seedTimes)) this.partitionTimes.advance(Number(partition), time);
+    }
     const replay = await replayTopic(kafka, topicId, {
       namespace,
       timeoutMs: this.options.replayTimeoutMs ?? 60_000,
+      timeoutOnStall: true,
       ...(fromOffsets && { fromOffsets }),
       onRecord: async (record) => {
         this.ingest(record);
@@ -200,7 +221,9 @@ export class FoldEngine<T extends TopicId, S, V> {
         if (projection && sinceFlush >= batchSize) {
           sinceFlush = 0;
           const snapshot = this.snapshotIfDue();
-          await projection.flush(this.foldState, this.applied.snapshot(), snapshot);
+          const writing = projection.flush(this.foldState, this.applied.snapshot(), snapshot);
+          this.pruneIfDue(); // the flush has read its rows
+          await writing;
           this.snapshotStored(snapshot);
         }
       },
@@ -210,8 +233,13 @@ export class FoldEngine<T extends TopicId, S, V> {
     // The start-up read's end is worth a snapshot whenever it read anything: the next start begins there.
     if (projection) {
       const snapshot = this.sinceSnapshot > 0 ? this.takeSnapshot() : undefined;
-      await projection.flush(this.foldState, this.applied.snapshot(), snapshot);
+      const writing = projection.flush(this.foldState, this.applied.snapshot(), snapshot);
+      // The end of the start-up read: let go of what settled while the service was down.
+      this.pruneIfDue(true);
+      await writing;
       this.snapshotStored(snapshot);
+    } else {
+      this.pruneIfDue(true);
     }
     for (const [partition, next] of this.applied.snapshot()) this.answered.advance(partition, next);
     this.startReport = { ...this.startReport, records: replay.records + replay.poison };
@@ -267,6 +295,8 @@ export class FoldEngine<T extends TopicId, S, V> {
     }
     this.foldState = state;
     for (const [partition, next] of offsets) this.applied.advance(partition, next);
+    // The start reads on at least as far as the projection's last records: their times are the partitions' times by then.
+    this.seedTimes = found.partitionTimes;
     this.lastSnapshotOffsets = { ...stored.offsets };
     this.lastSnapshotAt = Date.now();
     this.startReport = { from: 'snapshot', records: 0 };
@@ -305,6 +335,9 @@ export class FoldEngine<T extends TopicId, S, V> {
   private ingest(record: DecodedRecord<T>): void {
     const verdict = this.options.fold.apply(this.foldState, record.event, record.logTime.getTime());
     this.sinceSnapshot += 1;
+    this.partitionTimes?.advance(record.partition, record.logTime.getTime());
+    this.sincePrune += 1;
+    if (!this.options.projection) this.pruneIfDue();
     const fate = this.book.settle(record.event.id, verdict);
     this.options.projection?.touch(record);
     const next = BigInt(record.offset) + 1n;
@@ -324,6 +357,22 @@ export class FoldEngine<T extends TopicId, S, V> {
     this.log('warn', `${this.options.topicId} record could not be applied`, { code: poison.code, partition: poison.partition, offset: poison.offset });
   }
 
+  /**
+   * Every `PRUNE_EVERY` records, lets the fold go of what settled long enough ago by its partition's
+   * time. With a projection only where nothing touched waits to be written (right after a flush read
+   * its rows): a row the fold no longer holds would never be written.
+   */
+  private pruneIfDue(now = false): void {
+    const times = this.partitionTimes;
+    if (!times || (this.options.projection?.pending() ?? 0) > 0) return;
+    // Every PRUNE_EVERY records, or a minute after the last prune when records came meanwhile (a quiet service).
+    const due = now || this.sincePrune >= PRUNE_EVERY || (this.sincePrune > 0 && Date.now() - this.lastPruneAt >= PRUNE_AFTER_MS);
+    if (!due) return;
+    this.sincePrune = 0;
+    this.lastPruneAt = Date.now();
+    this.options.fold.prune?.(this.foldState, times.timeOf);
+  }
+
   /** Commits the projection up to what the fold has applied, then releases the writers it covers. */
   private flush(): Promise<void> {
     const projection = this.options.projection;
@@ -338,7 +387,9 @@ export class FoldEngine<T extends TopicId, S, V> {
         const through = this.applied.snapshot();
         const snapshot = this.snapshotIfDue();
         try {
-          await projection.flush(this.foldState, through, snapshot);
+          const writing = projection.flush(this.foldState, through, snapshot);
+          this.pruneIfDue(); // the flush has read its rows
+          await writing;
           this.snapshotStored(snapshot);
         } catch {
           // The snapshot went with the failed transaction: take one again at the next flush.
@@ -498,6 +549,21 @@ export class FoldEngine<T extends TopicId, S, V> {
     // The last checkpoints, so every audit record this engine appended is covered.
     for (const checkpointer of this.checkpointers.values()) await checkpointer.close().catch(() => undefined);
     await this.producer?.close().catch(() => undefined);
+  }
+}
+
+/** Records applied between two prunes of the fold: a prune walks the whole state, so not per record. */
+const PRUNE_EVERY = 5_000;
+const PRUNE_AFTER_MS = 60_000;
+
+/** The number of partitions of `topic`. */
+async function partitionCount(kafka: Kafka, topic: string): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return (await admin.fetchTopicOffsets(topic)).length;
+  } finally {
+    await admin.disconnect();
   }
 }
 

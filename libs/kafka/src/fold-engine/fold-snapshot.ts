@@ -30,6 +30,8 @@ export type SnapshotRejection = 'other-version' | 'unreadable' | 'ahead-of-proje
 export interface StoredFoldSnapshot {
   readonly snapshot: FoldSnapshot;
   readonly aheadOfProjection: boolean;
+  /** Per partition, the log time (ms) of the last record the projection applied: a start reads at least that far. */
+  readonly partitionTimes: Readonly<Record<number, number>>;
 }
 
 type MapFields<S> = { [K in keyof S]: S[K] extends Map<string, unknown> ? K : never }[keyof S] & string;

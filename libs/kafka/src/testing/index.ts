@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { type TopicEvent, type TopicId } from '@gatehouse/contracts';
+import { encodeEvent, recordKey, type TopicEvent, type TopicId, TOPICS, topicName } from '@gatehouse/contracts';
 import { type Kafka } from 'kafkajs';
 import { type Fold } from '../fold-engine/fold-engine.js';
 import { provisionAcls } from '../acls.js';
 import { createKafkaClient, type KafkaLogSink } from '../client.js';
 import { KAFKA_PASSWORD_ENV, KAFKA_PASSWORD_FILE_ENV, KAFKA_SASL_MECHANISM_ENV, KAFKA_USERNAME_ENV, kafkaConfigFromEnv } from '../config.js';
 import { throwawayGroupId } from '../groups.js';
+import { Partitioners } from '../kafkajs.js';
 import { provisionTopics } from '../provision.js';
 
 /** A fresh topic namespace, so every test gets its own topics. */
@@ -194,4 +195,26 @@ export function firstSnapshotMismatch<T extends TopicId, S, V>(fold: Fold<T, S, 
     if (mismatch) return { log: index, ...mismatch };
   }
   return undefined;
+}
+
+/**
+ * Appends `count` records to `topicId` cycling through `records` (encoded once: what a benchmark
+ * needs to lay down a long history fast), a thousand per produce request (under the broker's
+ * 1 MB batch limit), four requests in flight, acks=all.
+ */
+export async function appendRepeated<T extends TopicId>(kafka: Kafka, topicId: T, namespace: string, records: readonly TopicEvent<T>[], count: number): Promise<void> {
+  if (count === 0 || records.length === 0) return;
+  const spec = TOPICS[topicId];
+  const encoded = records.map((event) => ({ key: recordKey(event, spec), value: encodeEvent(topicId, event), headers: { 'gatehouse-type': event.type } }));
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  try {
+    const topic = topicName(topicId, namespace);
+    const batch = (from: number) => producer.send({ topic, acks: -1, messages: Array.from({ length: Math.min(1_000, count - from) }, (_, i) => encoded[(from + i) % encoded.length] as (typeof encoded)[number]) });
+    for (let sent = 0; sent < count; sent += 4_000) {
+      await Promise.all([0, 1, 2, 3].map((k) => sent + k * 1_000).filter((from) => from < count).map(batch));
+    }
+  } finally {
+    await producer.disconnect();
+  }
 }

@@ -29,6 +29,8 @@ export interface ProjectionWriterOptions {
  */
 export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T, S> {
   private touched: Map<string, Touch>[];
+  /** Rows a failed flush made (per table): written by the next flush unless touched again since (the fold may have let go of them). */
+  private unwritten: Map<string, { touch: Touch; row: object | undefined }>[];
   private unapplied = new Map<string, PoisonRecord>();
   private readonly anchors = new Map<number, LogAnchor>();
   private readonly offsets: ProjectionOffsets;
@@ -45,6 +47,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     this.schemaSql = schemaIdent(schema);
     this.offsets = new ProjectionOffsets(schema, spec.name);
     this.touched = spec.tables.map(() => new Map());
+    this.unwritten = spec.tables.map(() => new Map());
   }
 
   /** Notes the rows `record` is about; they are written at the next flush. */
@@ -63,7 +66,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
 
   /** Rows waiting for the next flush. */
   pending(): number {
-    return this.touched.reduce((n, m) => n + m.size, 0) + this.unapplied.size;
+    return this.touched.reduce((n, m) => n + m.size, 0) + this.unwritten.reduce((n, m) => n + m.size, 0) + this.unapplied.size;
   }
 
   /** The next offsets the stored projection is valid up to (empty: nothing stored). */
@@ -74,15 +77,22 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
   /**
    * Writes every touched row as `state` has it now, and `through` (per partition, the next
    * offset `state` has applied) as the projection's offsets, in one transaction. The rows are
-   * read from `state` before the first await. On failure nothing is written and the touched
-   * rows are kept for the next flush.
+   * read from `state` before the first await. On failure nothing is written and the rows, as
+   * they were read, are kept for the next flush (the fold may let go of settled state meanwhile).
    */
   async flush(state: S, through: ReadonlyMap<number, bigint>, snapshot?: FoldSnapshot): Promise<void> {
     const touched = this.touched;
     const unapplied = this.unapplied;
+    const unwritten = this.unwritten;
     this.touched = this.spec.tables.map(() => new Map());
     this.unapplied = new Map();
-    const rows = this.spec.tables.map((table, i) => [...(touched[i] ?? new Map<string, Touch>())].map(([key, touch]) => ({ key, touch, row: table.row(state, key, touch) })));
+    this.unwritten = this.spec.tables.map(() => new Map());
+    const rows = this.spec.tables.map((table, i) => {
+      const fresh = touched[i] ?? new Map<string, Touch>();
+      const made = [...fresh].map(([key, touch]) => ({ key, touch, row: table.row(state, key, touch) }));
+      for (const [key, saved] of unwritten[i] ?? []) if (!fresh.has(key)) made.push({ key, ...saved });
+      return made;
+    });
     const positions = [...through];
     const anchors = new Map(this.anchors);
     let newlyUnapplied: PoisonRecord[] = [];
@@ -113,10 +123,10 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
         if (snapshot) await this.saveSnapshot(manager, snapshot);
       });
     } catch (error) {
-      // Keep what was touched; a newer touch of the same row wins.
-      touched.forEach((map, i) => {
-        const now = this.touched[i];
-        if (now) for (const [key, touch] of map) if (!now.has(key)) now.set(key, touch);
+      // Keep the rows as they were made; a newer touch of the same row wins.
+      rows.forEach((made, i) => {
+        const keep = this.unwritten[i];
+        if (keep) for (const { key, touch, row } of made) keep.set(key, { touch, row });
       });
       for (const [id, poison] of unapplied) if (!this.unapplied.has(id)) this.unapplied.set(id, poison);
       throw error;
@@ -132,9 +142,11 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
       const snapshot = await this.storedSnapshot(manager);
       if (!snapshot) return undefined;
-      const projected = await this.offsets.load(manager, this.topic);
-      const aheadOfProjection = Object.entries(snapshot.offsets).some(([p, o]) => BigInt(o) > BigInt(projected[Number(p)] ?? '0'));
-      return { snapshot, aheadOfProjection };
+      const positions = await this.offsets.positions(manager, this.topic);
+      const projected = new Map(positions.map((p) => [p.partition, p.nextOffset]));
+      const aheadOfProjection = Object.entries(snapshot.offsets).some(([p, o]) => BigInt(o) > (projected.get(Number(p)) ?? 0n));
+      const partitionTimes = Object.fromEntries(positions.flatMap((p) => (p.anchor ? [[p.partition, p.anchor.timeMs]] : [])));
+      return { snapshot, aheadOfProjection, partitionTimes };
     });
   }
 

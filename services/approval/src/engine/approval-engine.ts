@@ -20,6 +20,8 @@ export interface ApprovalEngineOptions {
   readonly decisionDeadlineMs?: number;
   /** Least time between two snapshots of the fold, ms (see `FoldEngineOptions`). */
   readonly snapshotIntervalMs?: number;
+  /** How long the fold keeps a settled approval, ms (default 7 days): the projection's `retainMs`. */
+  readonly retainMs?: number | undefined;
   /** How often pending approvals past their deadline are expired, ms. 0 turns the sweeper off. */
   readonly expirySweepMs?: number;
   /** How long a grant may be used after its decision, ms (default 15 minutes): the decision's `useBy`. */
@@ -84,7 +86,7 @@ export class ApprovalEngine {
       namespace: options.namespace,
       projection: options.projection,
       topicId: 'approvals',
-      fold: approvalProjection(keyring).fold,
+      fold: approvalProjection(keyring, { retainMs: options.retainMs }).fold,
       decisionDeadlineMs: options.decisionDeadlineMs,
       snapshotIntervalMs: options.snapshotIntervalMs,
       log: options.log,

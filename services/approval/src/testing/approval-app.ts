@@ -48,6 +48,8 @@ export interface ApprovalAppOptions {
   readonly keyring?: Keyring;
   readonly decisionDeadlineMs?: number;
   readonly expirySweepMs?: number;
+  /** How long the fold keeps a settled approval, ms (default the service's: 7 days). */
+  readonly retainMs?: number;
 }
 
 /** An approval service booted in-process on a random loopback port, spoken to over real HTTP. */
@@ -68,6 +70,7 @@ export async function startApprovalApp(options: ApprovalAppOptions): Promise<App
     decisionDeadlineMs: options.decisionDeadlineMs ?? 5_000,
     expirySweepMs: options.expirySweepMs ?? 200,
     grantTtlMs: 15 * 60 * 1000,
+    ...(options.retainMs !== undefined && { retainMs: options.retainMs }),
   };
   const app = await NestFactory.create(ApprovalModule.forRoot(config, approvalOptions), { logger: ['error'], abortOnError: false });
   const client = httpClient(await listenOnLoopback(app));

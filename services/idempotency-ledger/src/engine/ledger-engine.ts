@@ -24,7 +24,7 @@ export interface LedgerEngineOptions {
   readonly decisionDeadlineMs?: number;
   /** Most verdicts kept for writers at once. Default 10,000. */
   readonly verdictCapacity?: number;
-  /** Deadline of the start-up replay, ms. Default 60,000. */
+  /** How long the start-up read may go without reading a record, ms. Default 60,000. */
   readonly replayTimeoutMs?: number;
   /** Records per projection transaction during the start-up replay. Default 1,000. */
   readonly replayBatchSize?: number;
