@@ -7,17 +7,22 @@ import { AGENT_AUDIT_CONTEXT_KEY, AuditLogger, CONNECTOR_EXECUTION_CONTEXT_KEY, 
 import { createKafkaApprovalGateway, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
 import { TEST_AGENT_KEY, TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from '../src/support/database.js';
 import { serviceKafkaEnv } from '../src/support/kafka-auth.js';
 import { freePort, killAll, ROOT, startNode, startService } from '../src/support/processes.js';
+import { expectStartedFrom, type FoldStartStatus, SNAPSHOT_OFTEN, storedSnapshot, topicEnd } from './support/fold-snapshots.js';
 
 // The approval service SIGKILLed while a reviewer is deciding a queue of requests that guarded
-// agents wait on, then started again on the same database schema, topics and port.
+// agents wait on, then started again on the same database schema, topics and port. It snapshots
+// its fold with nearly every projection commit, so the kill lands among snapshot writes and the
+// restart starts from the last snapshot stored, not from offset 0.
 const reviewerKey = `rk_${randomUUID()}`;
 const reviewers = JSON.stringify([{ id: 'user:rita', role: 'payments-approver', tenants: ['acme'], connectors: ['payments.refund'], apiKeySha256: createHash('sha256').update(reviewerKey).digest('hex') }]);
 const auth = { authorization: `Bearer ${reviewerKey}`, 'content-type': 'application/json' };
 const CALLS = 40;
 
+let kafka: Kafka;
 let namespace: string;
 let database: { url: string; drop: () => Promise<void> } | undefined;
 let env: Record<string, string>;
@@ -25,11 +30,12 @@ let baseUrl: string;
 let gateway: KafkaApprovalGateway | undefined;
 
 beforeAll(async () => {
-  namespace = await provisionedNamespace(testKafka('fault-approval'), 'fault');
+  kafka = testKafka('fault-approval');
+  namespace = await provisionedNamespace(kafka, 'fault');
   database = await throwawayDatabase('gh_fault');
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
-  env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_APPROVAL_REVIEWERS: reviewers, GATEHOUSE_PORT: String(port) };
+  env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_APPROVAL_REVIEWERS: reviewers, GATEHOUSE_PORT: String(port), ...SNAPSHOT_OFTEN };
   // The agents' side, in this process, as the `agent` principal: one gateway shared by every call.
   gateway = createKafkaApprovalGateway({ kafka: testKafka('fault-approval-agent', 'agent'), keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:fault-agent' });
 }, 60_000);
@@ -103,6 +109,7 @@ describe('the approval service killed mid-work', () => {
     const answered = new Map<string, number>();
     let next = 0;
     let killed = false;
+    let atKill: FoldStartStatus | undefined;
     const reviewer = async () => {
       while (!killed && next < queue.length) {
         const item = queue[next] as Listed;
@@ -111,6 +118,8 @@ describe('the approval service killed mid-work', () => {
         answered.set(item.approvalId, status);
         if (!killed && [...answered.values()].filter((s) => s === 200).length >= 12) {
           killed = true;
+          // The service has been snapshotting under this load: the kill lands among its snapshot writes.
+          atKill = (await get<FoldStartStatus>('/v1/approvals-status')).body;
           first.child.kill('SIGKILL');
         }
       }
@@ -120,9 +129,17 @@ describe('the approval service killed mid-work', () => {
     const decidedBeforeKill = [...answered].filter(([, s]) => s === 200).map(([id]) => id);
     expect(decidedBeforeKill.length).toBeGreaterThanOrEqual(12);
     expect(decidedBeforeKill.length).toBeLessThan(CALLS);
+    expect(atKill?.snapshots.written).toBeGreaterThan(0);
+    // The snapshot the restart will load: the last one the killed process committed (never behind the one it reported).
+    const stored = await storedSnapshot(database?.url ?? '', 'approval');
+    for (const [partition, next] of Object.entries(atKill?.snapshots.lastOffsets ?? {})) expect(BigInt(stored.offsets[partition] ?? '0')).toBeGreaterThanOrEqual(BigInt(next));
+    const endBefore = await topicEnd(kafka, 'approvals', namespace);
 
     const second = await startService('approval', env);
     expect(second.url).toBe(baseUrl);
+    // It started from that snapshot and read only what was logged after it.
+    const endAfter = await topicEnd(kafka, 'approvals', namespace);
+    expectStartedFrom((await get<FoldStartStatus>('/v1/approvals-status')).body, stored, endBefore, endAfter);
 
     // No lost decision: every decision answered 200 before the kill is there, as answered.
     const expected = new Map(queue.map((item) => [item.approvalId, verdictOf(item) === 'approve' ? 'approved' : 'denied']));

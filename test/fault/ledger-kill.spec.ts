@@ -13,9 +13,12 @@ import { throwawayDatabase } from '../src/support/database.js';
 import { agentKafkaEnv, serviceKafkaEnv } from '../src/support/kafka-auth.js';
 import { ledgerAgent, ledgerAgentsEnv } from '../src/support/ledger-agent.js';
 import { freePort, killAll, ROOT, type Started, startNode, startService } from '../src/support/processes.js';
+import { expectStartedFrom, type FoldStartStatus, SNAPSHOT_OFTEN, storedSnapshot, topicEnd } from './support/fold-snapshots.js';
 
 // The idempotency ledger SIGKILLed while two agent processes race to ship the same 150 orders
-// through it, and started again on the same database schema, topics and port.
+// through it, and started again on the same database schema, topics and port. It snapshots its
+// fold with nearly every projection commit, so the kill lands among snapshot writes and the
+// restart starts from the last snapshot stored, not from offset 0.
 const worker = path.join(ROOT, 'test/fault/fixtures/ledger-fault-worker.mjs');
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-fault-ledger-'));
 const KEYS = 150;
@@ -32,7 +35,7 @@ beforeAll(async () => {
   namespace = await provisionedNamespace(kafka, 'fault');
   database = await throwawayDatabase('gh_fault');
   // A fixed port: the agents keep the base URL they were given across the restart.
-  env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_PORT: String(await freePort()), ...ledgerAgentsEnv(agent) };
+  env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_PORT: String(await freePort()), ...ledgerAgentsEnv(agent), ...SNAPSHOT_OFTEN };
 }, 60_000);
 
 afterAll(async () => {
@@ -89,12 +92,22 @@ describe('the idempotency ledger killed mid-work', () => {
     reports.catch(() => undefined);
 
     await waitFor(() => (effectLines(effects).length >= 40 ? true : undefined), { what: 'orders shipping', timeoutMs: 60_000, intervalMs: 20 });
+    // The ledger has been snapshotting under this load: the kill lands among its snapshot writes.
+    const snapshotsAtKill = (await (await fetch(`${first.url}/v1/ledger/status`)).json()) as FoldStartStatus;
     first.child.kill('SIGKILL');
     expect(await first.exited()).toBeNull();
     const atKill = effectLines(effects).length;
     expect(atKill).toBeLessThan(KEYS);
+    expect(snapshotsAtKill.snapshots.written).toBeGreaterThan(0);
+    // The snapshot the restart will load: the last one the killed process committed (never behind the one it reported).
+    const stored = await storedSnapshot(database?.url ?? '', 'ledger');
+    for (const [partition, next] of Object.entries(snapshotsAtKill.snapshots.lastOffsets ?? {})) expect(BigInt(stored.offsets[partition] ?? '0')).toBeGreaterThanOrEqual(BigInt(next));
+    const endBefore = await topicEnd(kafka, 'ledger', namespace);
 
     const second = await startService('idempotency-ledger', env);
+    // It started from that snapshot and read only what was logged after it.
+    const endAfter = await topicEnd(kafka, 'ledger', namespace);
+    expectStartedFrom((await (await fetch(`${second.url}/v1/ledger/status`)).json()) as FoldStartStatus, stored, endBefore, endAfter);
     const [a, b] = await reports;
 
     // No tool ran twice, none was left out: one effect line per order.

@@ -8,9 +8,12 @@ import { applyPolicyEvent, createPolicyBundlesState } from '@gatehouse/policies'
 import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from '../src/support/database.js';
 import { freePort, killAll, startService } from '../src/support/processes.js';
+import { expectStartedFrom, type FoldStartStatus, SNAPSHOT_OFTEN, storedSnapshot, topicEnd } from './support/fold-snapshots.js';
 
 // The policy service SIGKILLed while operators publish bundle versions and agents ask it for
-// decisions, then started again on the same database schema, topics and port.
+// decisions, then started again on the same database schema, topics and port. It snapshots its
+// fold with nearly every projection commit, so the kill lands among snapshot writes and the
+// restart starts from the last snapshot stored, not from offset 0.
 const operatorKey = `pk_${randomUUID()}`;
 // It publishes, and records the decisions it asks for in tenant acme.
 const operators = JSON.stringify([{ id: 'user:ops', role: 'policy-admin', apiKeySha256: createHash('sha256').update(operatorKey).digest('hex'), policySets: '*', publish: true, tenants: ['acme'] }]);
@@ -29,7 +32,7 @@ beforeAll(async () => {
   database = await throwawayDatabase('gh_fault');
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
-  env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_POLICY_OPERATORS: operators, GATEHOUSE_PORT: String(port) };
+  env = { GATEHOUSE_TOPIC_NAMESPACE: namespace, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_POLICY_OPERATORS: operators, GATEHOUSE_PORT: String(port), ...SNAPSHOT_OFTEN };
 }, 60_000);
 
 afterAll(async () => {
@@ -71,6 +74,7 @@ describe('the policy service killed mid-work', () => {
     const published: Version[] = [];
     const decisions: string[] = [];
     let killed = false;
+    let atKill: FoldStartStatus | undefined;
     let amount = 0;
 
     // Two operators per policy set publish on top of each other (the log settles each race with
@@ -83,6 +87,8 @@ describe('the policy service killed mid-work', () => {
         if (res.status === 201) published.push(res.body as unknown as Version);
         if (!killed && published.length >= 12 && decisions.length >= 3) {
           killed = true;
+          // The service has been snapshotting under this load: the kill lands among its snapshot writes.
+          atKill = await get<FoldStartStatus>('/v1/policy-status');
           first.child.kill('SIGKILL');
         }
       }
@@ -100,9 +106,17 @@ describe('the policy service killed mid-work', () => {
     await Promise.all([...SETS.flatMap((set) => [publisher(set), publisher(set)]), asker()]);
     expect(await first.exited()).toBeNull();
     expect(published.length).toBeGreaterThanOrEqual(12);
+    expect(atKill?.snapshots.written).toBeGreaterThan(0);
+    // The snapshot the restart will load: the last one the killed process committed (never behind the one it reported).
+    const stored = await storedSnapshot(database?.url ?? '', 'policy');
+    for (const [partition, next] of Object.entries(atKill?.snapshots.lastOffsets ?? {})) expect(BigInt(stored.offsets[partition] ?? '0')).toBeGreaterThanOrEqual(BigInt(next));
+    const endBefore = await topicEnd(kafka, 'policies', namespace);
 
     const second = await startService('policy', env);
     expect(second.url).toBe(baseUrl);
+    // It started from that snapshot and read only what was logged after it.
+    const endAfter = await topicEnd(kafka, 'policies', namespace);
+    expectStartedFrom(await get<FoldStartStatus>('/v1/policy-status'), stored, endBefore, endAfter);
 
     // No two 201s share a revision: the log let one publisher win each.
     const claims = published.map((v) => `${v.policySetId}@${v.revision}`);
