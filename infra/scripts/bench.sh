@@ -26,6 +26,7 @@ programs=(
   services/idempotency-ledger/dist/bench/ledger.bench.js
   services/audit-export/dist/bench/export.bench.js
   services/approval/dist/bench/approval.bench.js
+  services/approval/dist/bench/cold-start.bench.js
 )
 started=$SECONDS
 for program in "${programs[@]}"; do

@@ -21,8 +21,10 @@ describe('docs/benchmarks.md', () => {
       'libs/guard/src/bench/content-policies.bench.ts',
       'libs/guard/src/bench/detector-quality.bench.ts',
       'libs/guard/src/bench/gatekeeper.bench.ts',
+      'libs/guard/src/bench/gateway-start.bench.ts',
       'libs/guard/src/bench/schema-guardrail.bench.ts',
       'services/approval/src/bench/approval.bench.ts',
+      'services/approval/src/bench/cold-start.bench.ts',
       'services/audit-export/src/bench/export.bench.ts',
       'services/idempotency-ledger/src/bench/ledger.bench.ts',
     ]);

@@ -22,7 +22,7 @@ export interface Fold<T extends TopicId, S, V> {
    * has reached. Must change no verdict and no row (the fold forgets the same things by itself when
    * a key's next record comes); the engine calls it now and then to bound its memory.
    */
-  prune?(state: S, timeOf: (recordKey: string) => number | undefined): void;
+  prune?(state: S, timeOf: (recordKey: string) => number | undefined): number;
 }
 
 /** A database projection kept by the fold's own pass; writers' answers wait for it to commit. */
@@ -232,11 +232,12 @@ export class FoldEngine<T extends TopicId, S, V> {
     for (const [partition, next] of Object.entries(replay.nextOffsets)) this.applied.advance(Number(partition), BigInt(next));
     // The start-up read's end is worth a snapshot whenever it read anything: the next start begins there.
     if (projection) {
-      const snapshot = this.sinceSnapshot > 0 ? this.takeSnapshot() : undefined;
-      const writing = projection.flush(this.foldState, this.applied.snapshot(), snapshot);
-      // The end of the start-up read: let go of what settled while the service was down.
+      // The rows first; then, the fold having let go of what settled while the service was down,
+      // the snapshot of what is left (the state at the same offsets): the next start loads that.
+      await projection.flush(this.foldState, this.applied.snapshot());
       this.pruneIfDue(true);
-      await writing;
+      const snapshot = this.sinceSnapshot > 0 ? this.takeSnapshot() : undefined;
+      await projection.flush(this.foldState, this.applied.snapshot(), snapshot);
       this.snapshotStored(snapshot);
     } else {
       this.pruneIfDue(true);
@@ -370,7 +371,8 @@ export class FoldEngine<T extends TopicId, S, V> {
     if (!due) return;
     this.sincePrune = 0;
     this.lastPruneAt = Date.now();
-    this.options.fold.prune?.(this.foldState, times.timeOf);
+    // What the fold let go of is worth a snapshot: a start loads less.
+    if ((this.options.fold.prune?.(this.foldState, times.timeOf) ?? 0) > 0) this.sinceSnapshot = Math.max(this.sinceSnapshot, 1);
   }
 
   /** Commits the projection up to what the fold has applied, then releases the writers it covers. */
