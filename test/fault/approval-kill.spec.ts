@@ -11,7 +11,7 @@ import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from '../src/support/database.js';
 import { serviceKafkaEnv } from '../src/support/kafka-auth.js';
 import { freePort, killAll, ROOT, startNode, startService } from '../src/support/processes.js';
-import { expectStartedFrom, type FoldStartStatus, SNAPSHOT_OFTEN, storedSnapshot, topicEnd } from './support/fold-snapshots.js';
+import { expectStartedFrom, type FoldStartStatus, postDecision, SNAPSHOT_OFTEN, storedSnapshot, topicEnd } from './support/fold-snapshots.js';
 
 // The approval service SIGKILLed while a reviewer is deciding a queue of requests that guarded
 // agents wait on, then started again on the same database schema, topics and port. It snapshots
@@ -60,15 +60,7 @@ async function get<T>(route: string): Promise<{ status: number; body: T }> {
 }
 
 /** A reviewer's decision: the HTTP status, or 0 when the connection broke (the service died under it). */
-async function decide(approvalId: string, verdict: 'approve' | 'deny'): Promise<number> {
-  try {
-    const res = await fetch(`${baseUrl}/v1/approvals/${approvalId}/decision`, { method: 'POST', headers: auth, body: JSON.stringify({ verdict }) });
-    await res.body?.cancel();
-    return res.status;
-  } catch {
-    return 0;
-  }
-}
+const decide = (approvalId: string, verdict: 'approve' | 'deny') => postDecision(baseUrl, auth, approvalId, verdict);
 
 describe('the approval service killed mid-work', () => {
   it('rebuilds its projection from the log, loses no decision that was answered 200, and every agent runs at most once', async () => {

@@ -11,7 +11,7 @@ import { throwawayDatabase } from '../src/support/database.js';
 import { serviceKafkaEnv } from '../src/support/kafka-auth.js';
 import { ledgerAgent, ledgerAgentsEnv } from '../src/support/ledger-agent.js';
 import { freePort, killAll, ROOT, type Started, startNode, startService } from '../src/support/processes.js';
-import { type FoldStartStatus, recordsBetween, SNAPSHOT_OFTEN, storedSnapshot, topicEnd } from './support/fold-snapshots.js';
+import { type FoldStartStatus, postDecision, recordsBetween, SNAPSHOT_OFTEN, storedSnapshot, topicEnd } from './support/fold-snapshots.js';
 
 // A fold service SIGKILLed inside the transaction that writes its snapshot. The test holds the row
 // lock on the service's `fold_snapshots` row (SELECT ... FOR UPDATE), makes work, and waits until
@@ -170,15 +170,7 @@ describe('the approval service killed inside its snapshot write', () => {
   }
 
   /** A reviewer's decision: the HTTP status, or 0 when the connection broke (the service died under it). */
-  async function decide(approvalId: string, verdict: 'approve' | 'deny'): Promise<number> {
-    try {
-      const res = await fetch(`${baseUrl}/v1/approvals/${approvalId}/decision`, { method: 'POST', headers: auth, body: JSON.stringify({ verdict }) });
-      await res.body?.cancel();
-      return res.status;
-    } catch {
-      return 0;
-    }
-  }
+  const decide = (approvalId: string, verdict: 'approve' | 'deny') => postDecision(baseUrl, auth, approvalId, verdict);
 
   it('loses no decision answered 200, starts from the snapshot before the lost one and reads on from it', async () => {
     const first = await startService('approval', env);

@@ -76,3 +76,14 @@ export function expectStartedFrom(status: FoldStartStatus, stored: StoredSnapsho
   expect(status.start.records).toBeLessThanOrEqual(recordsBetween(stored.offsets, endAfter));
   expect(status.start.records).toBeLessThan(recordsBetween({}, endAfter));
 }
+
+/** A reviewer's decision over REST: the HTTP status, or 0 when the connection broke (the service died under it). */
+export async function postDecision(baseUrl: string, headers: Record<string, string>, approvalId: string, verdict: 'approve' | 'deny'): Promise<number> {
+  try {
+    const res = await fetch(`${baseUrl}/v1/approvals/${approvalId}/decision`, { method: 'POST', headers, body: JSON.stringify({ verdict }) });
+    await res.body?.cancel();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
