@@ -6,7 +6,7 @@ import { foldApprovals, LOG_LIMITS } from '@gatehouse/approvals';
 import { randomApprovalLog } from '@gatehouse/approvals/testing';
 import { seeded, TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { firstSnapshotMismatch } from '@gatehouse/kafka/testing';
-import { APPROVALS_SNAPSHOT_VERSION, approvalProjection } from './approval-projection.js';
+import { APPROVALS_SNAPSHOT_VERSION, approvalProjection, approvalRetainMsFromEnv, DEFAULT_APPROVAL_RETAIN_MS } from './approval-projection.js';
 
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const RUNS = Number(process.env['GATEHOUSE_SNAPSHOT_RUNS'] ?? 60);
@@ -35,5 +35,13 @@ describe('the approval fold from a snapshot', () => {
     for (const text of ['', 'null', '{}', '{"format":2,"maps":{},"counters":{}}', '{"format":1,"maps":{"approvals":[]},"counters":{"untrusted":0,"forbidden":0}}', '{"format":1,"maps":{"approvals":[[1,2]],"history":[]},"counters":{"untrusted":0,"forbidden":0}}', '{"format":1,"maps":{"approvals":[],"history":[]},"counters":{"untrusted":-1,"forbidden":0}}']) {
       expect(() => fold.snapshot?.decode(text)).toThrow();
     }
+  });
+});
+
+describe('the retention setting', () => {
+  it('reads GATEHOUSE_APPROVAL_RETAIN_MS, defaults to 7 days, and refuses anything but a positive whole number of ms', () => {
+    expect(approvalRetainMsFromEnv({})).toBe(DEFAULT_APPROVAL_RETAIN_MS);
+    expect(approvalRetainMsFromEnv({ GATEHOUSE_APPROVAL_RETAIN_MS: '60000' })).toBe(60_000);
+    for (const bad of ['0', '-5', '1.5', 'soon', ' 60000', '1e3']) expect(() => approvalRetainMsFromEnv({ GATEHOUSE_APPROVAL_RETAIN_MS: bad })).toThrow(TypeError);
   });
 });
