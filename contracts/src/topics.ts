@@ -45,14 +45,22 @@ export const TOPICS = {
     name: 'gatehouse.approvals.v1',
     key: 'approval id (envelope subject)',
     partitions: 3,
-    // The fold needs the whole lifecycle of every approval: keep it forever.
-    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1' },
+    // Deleted by time, not compacted: compaction keeps one record per key, and the fold needs an
+    // approval's whole lifecycle. 60 days covers the longest lifecycle (a 30-day wait, a 7-day
+    // grant) and twice the approval service's default memory of settled approvals (7 days each):
+    // what `approvalLogRetentionMs` says a fold of what remains needs to reach the service's state
+    // (`libs/approvals/src/retention.spec.ts`). A longer GATEHOUSE_APPROVAL_RETAIN_MS needs this
+    // raised to match (provisioning sets the catalog value; raise both together).
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(60 * DAY_MS) },
     events: [ApprovalRequestedV1, ApprovalRequestedV2, ApprovalDecidedV1, ApprovalDecidedV2, ApprovalExpiredV1, ApprovalCancelledV1, ApprovalUsedV1],
   },
   ledger: {
     name: 'gatehouse.ledger.v1',
     key: 'idempotency or rate key (envelope subject)',
     partitions: 3,
+    // Kept for ever, for now: a pending or ambiguous key has no end in time (an ambiguous one waits
+    // for an operator), and a fold of a log that lost its reservation would let the call run again.
+    // The fold's memory is bounded all the same (completed keys expire, LedgerKeyExpired).
     configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1' },
     events: [
       LedgerKeyReservedV1,

@@ -176,3 +176,17 @@ export function createApprovalsState(keyring: Keyring, limits: ApprovalLimits = 
 export function approvalHorizon(limits: ApprovalLimits, now: number): number {
   return now - limits.maxWaitMs - limits.maxGrantTtlMs;
 }
+
+/**
+ * The shortest topic retention (`retention.ms`) under which a fold of what the approvals topic
+ * still holds reaches, from `now` on, the state and verdicts of a fold of the whole log, when that
+ * fold forgets settled approvals `retainMs` after they settled. An approval with a record the broker
+ * deleted was requested before `now - retention`, so it settled within `limits`' two windows of
+ * that; the whole-log fold let go of it `retainMs` later, and the other fold of the history it
+ * began for that id from the remaining records (their last one logged before the first fold let
+ * go) at most `retainMs` after that: twice the retention after the two windows. Infinity (keep the
+ * log for ever) when the fold never forgets.
+ */
+export function approvalLogRetentionMs(limits: ApprovalLimits, retainMs: number): number {
+  return limits.maxWaitMs + limits.maxGrantTtlMs + 2 * retainMs;
+}

@@ -6,6 +6,7 @@ import {
   DecisionRecordedV1,
   isDecisionRecorded,
   TOPIC_LIST,
+  TOPICS,
   type TopicEvent,
   topicName,
 } from '@gatehouse/contracts';
@@ -75,7 +76,7 @@ describe('provisioning', () => {
       });
       const entries = new Map(configs.resources[0]?.configEntries.map((e) => [e.configName, e.configValue]));
       expect(entries.get('message.timestamp.type')).toBe('LogAppendTime');
-      expect(entries.get('retention.ms')).toBe('-1');
+      expect(entries.get('retention.ms')).toBe(TOPICS.approvals.configs['retention.ms']);
       const meta = await admin.fetchTopicMetadata({ topics: [topicName('approvals', namespace)] });
       expect(meta.topics[0]?.partitions).toHaveLength(3);
     } finally {
