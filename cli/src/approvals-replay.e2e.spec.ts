@@ -108,4 +108,53 @@ describe('gatehouse approvals replay', () => {
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('APPROVAL');
   });
+
+  it('after retention deleted the oldest records, the rows only they built are counted as aged out and every row the replay rebuilt still equals the live one', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const producer = await EventProducer.connect(kafka, { namespace });
+    const reqs = Array.from({ length: 9 }, () => testRequest({ deadlineMs: 60_000 }));
+    try {
+      for (const r of reqs) await producer.publish('approvals', r.event);
+      for (const r of reqs) {
+        await producer.publish('approvals', signEvent(createEvent(ApprovalDecidedV1, { source: 'test', tenant: 'acme', subject: r.approvalId, causationId: r.event.id }, { approvalId: r.approvalId, verdict: 'deny', reviewer }), TEST_KEYS.approval));
+      }
+    } finally {
+      await producer.close();
+    }
+    const topic = topicName('approvals', namespace);
+    // A database of its own: the service's schema name is fixed.
+    const aged = await createTestDatabase();
+    try {
+    await rebuildProjection(APPROVAL_PROJECTION, { kafka, namespace, database: { url: aged.url }, schema: 'approval' });
+    // What retention does to the oldest segment, done now: the broker deletes one partition's records.
+    const admin = kafka.admin();
+    await admin.connect();
+    let deleted: { partition: number; high: string } | undefined;
+    try {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      deleted = [...offsets].sort((a, b) => Number(b.high) - Number(a.high))[0];
+      if (!deleted || deleted.high === '0') throw new Error('no records to delete');
+      await admin.deleteTopicRecords({ topic, partitions: [{ partition: deleted.partition, offset: deleted.high }] });
+    } finally {
+      await admin.disconnect();
+    }
+    const env = {
+      GATEHOUSE_TRUSTED_KEYS: JSON.stringify([trustedEntryOf(TEST_KEYS.approval), trustedEntryOf(TEST_AGENT_KEY)]),
+      GATEHOUSE_DATABASE_URL: aged.url,
+      GATEHOUSE_TOPIC_NAMESPACE: namespace,
+      GATEHOUSE_KAFKA_BROKERS: process.env['GATEHOUSE_KAFKA_BROKERS'] ?? '127.0.0.1:9092',
+    };
+    const result = await run(['approvals', 'replay', '--compare', '--schema', 'approval_replay'], env);
+    expect(result.stderr).toBe('');
+    const report = JSON.parse(result.stdout) as { equal: boolean; agedOut: number; rows: Record<string, number>; differences: unknown[] };
+    // Each approval's records share a partition: the deleted partition's approvals are aged out, the rest rebuilt equal.
+    expect(report.rows['approvals']).toBe(9);
+    expect(report.agedOut).toBeGreaterThan(0);
+    expect(report.agedOut).toBe(Number(deleted.high) / 2);
+    expect(report).toMatchObject({ equal: true, differences: [] });
+    expect(result.status).toBe(0);
+    } finally {
+      await aged.drop();
+    }
+  });
 });
