@@ -16,6 +16,8 @@ import { testCancel, testRequest } from '@gatehouse/approvals/testing';
 // The projection is rebuilt from the log alone: what the service wrote and what a replay writes
 // into a fresh schema must be the same rows, and `gatehouse approvals replay --compare` says so.
 const cli = path.resolve(import.meta.dirname, '../dist/main.js');
+/** An approval id no record holds: a row planted in the live projection. */
+const FORGED_ID = `appr_${'f'.repeat(64)}`;
 const reviewer = { id: 'user:alice', role: 'approver', kind: 'human' as const };
 
 let kafka: Kafka;
@@ -109,7 +111,7 @@ describe('gatehouse approvals replay', () => {
     expect(refused.stderr).toContain('APPROVAL');
   });
 
-  it('after retention deleted the oldest records, the rows only they built are counted as aged out and every row the replay rebuilt still equals the live one', async () => {
+  it('after retention deleted the oldest records, the rows only they built are counted as aged out, every row the replay rebuilt still equals the live one, and a planted row is still caught', async () => {
     const namespace = await provisionedNamespace(kafka);
     const producer = await EventProducer.connect(kafka, { namespace });
     const reqs = Array.from({ length: 9 }, () => testRequest({ deadlineMs: 60_000 }));
@@ -153,6 +155,26 @@ describe('gatehouse approvals replay', () => {
     expect(report.agedOut).toBe(Number(deleted.high) / 2);
     expect(report).toMatchObject({ equal: true, differences: [] });
     expect(result.status).toBe(0);
+
+    // A row no record built is still caught on the trimmed partition: its position claims a record
+    // the partition still holds (at its new start), and the replay built no such row.
+    const forged = await openServiceDatabase({ url: aged.url, schema: 'approval', migrations: APPROVAL_PROJECTION.migrations });
+    try {
+      await forged.query(
+        `INSERT INTO approval.approvals
+           SELECT (jsonb_populate_record(NULL::approval.approvals, to_jsonb(a) || jsonb_build_object('approval_id', $3::text, 'last_offset', $2::bigint))).*
+             FROM approval.approvals a WHERE a.partition = $1 LIMIT 1`,
+        [deleted.partition, deleted.high, FORGED_ID],
+      );
+    } finally {
+      await forged.destroy();
+    }
+    const caught = await run(['approvals', 'replay', '--compare', '--schema', 'approval_replay'], env);
+    const caughtReport = JSON.parse(caught.stdout) as { equal: boolean; agedOut: number; differences: { table: string; id: string; issue: string }[] };
+    expect(caughtReport.equal).toBe(false);
+    expect(caughtReport.agedOut).toBe(Number(deleted.high) / 2);
+    expect(caughtReport.differences).toEqual([expect.objectContaining({ table: 'approvals', id: FORGED_ID, issue: 'missing-in-rebuilt' })]);
+    expect(caught.status).toBe(1);
     } finally {
       await aged.drop();
     }

@@ -9,7 +9,11 @@ export interface Touch {
   readonly offset: bigint;
 }
 
-/** One table of a projection: a row per key, each the fold's state after the last record that touched it. */
+/**
+ * One table of a projection: a row per key, each the fold's state after the last record that touched it.
+ * Every table keeps that record's position in `partition` (integer) and `last_offset` (bigint) columns:
+ * the replay's compare uses them to tell a row whose records retention deleted from one no record built.
+ */
 export interface ProjectedTable<T extends TopicId, S> {
   /** Table name inside the service's schema (a lower-case identifier). */
   readonly table: string;

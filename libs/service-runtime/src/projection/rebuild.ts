@@ -87,6 +87,8 @@ export interface ProjectionDifference {
   /** The row's primary key (keys are ids or hashes; no value is shown). */
   readonly id: string;
   readonly issue: 'missing-in-live' | 'missing-in-rebuilt' | 'different';
+  /** Where the live row says the last record that touched it is (missing-in-rebuilt rows only). */
+  readonly at?: { readonly partition: number; readonly offset: string };
 }
 
 export interface ProjectionComparison {
@@ -100,12 +102,26 @@ export interface ProjectionComparison {
   readonly differences: readonly ProjectionDifference[];
 }
 
-async function rowsOf(manager: EntityManager, schema: string, table: string, id: string): Promise<Map<string, string>> {
-  // Every column but the write times, as canonical jsonb text.
-  const rows: { id: string; row: string }[] = await manager.query(
-    `SELECT (${id})::text AS id, (to_jsonb(t) - 'updated_at' - 'recorded_at')::text AS row FROM ${schemaIdent(schema)}.${table} t ORDER BY 1`,
+interface ComparedRow {
+  readonly row: string;
+  readonly partition: number;
+  readonly offset: string;
+}
+
+async function rowsOf(manager: EntityManager, schema: string, table: ComparedTable): Promise<Map<string, ComparedRow>> {
+  // Every column but the write times, as canonical jsonb text, and the row's own log position.
+  const rows: { id: string; row: string; partition: number; offset: string }[] = await manager.query(
+    `SELECT (${table.id})::text AS id, (to_jsonb(t) - 'updated_at' - 'recorded_at')::text AS row, t.partition AS partition, (t.${table.offsetColumn})::text AS offset
+       FROM ${schemaIdent(schema)}.${table.table} t ORDER BY 1`,
   );
-  return new Map(rows.map((r) => [r.id, r.row]));
+  return new Map(rows.map((r) => [r.id, { row: r.row, partition: r.partition, offset: r.offset }]));
+}
+
+interface ComparedTable {
+  readonly table: string;
+  readonly id: string;
+  /** The column holding the offset of the last record that touched the row (its partition is in `partition`). */
+  readonly offsetColumn: string;
 }
 
 /**
@@ -118,7 +134,10 @@ export async function compareProjections<T extends TopicId, S, V>(
   options: { liveSchema: string; rebuiltSchema: string; namespace?: string | undefined },
 ): Promise<ProjectionComparison> {
   const topic = topicName(spec.topicId, options.namespace);
-  const tables = [...spec.tables.map((t) => ({ table: t.table, id: t.idSql })), { table: 'unapplied_records', id: `partition || '/' || "offset"` }];
+  const tables: ComparedTable[] = [
+    ...spec.tables.map((t) => ({ table: t.table, id: t.idSql, offsetColumn: 'last_offset' })),
+    { table: 'unapplied_records', id: `partition || '/' || "offset"`, offsetColumn: '"offset"' },
+  ];
   return manager.transaction('REPEATABLE READ', async (tx) => {
     const liveOffsets = await new ProjectionOffsets(options.liveSchema, spec.name).load(tx, topic);
     const rebuiltOffsets = await new ProjectionOffsets(options.rebuiltSchema, spec.name).load(tx, topic);
@@ -128,14 +147,15 @@ export async function compareProjections<T extends TopicId, S, V>(
     }
     const sameOffsets = differences.length === 0;
     const rows: Record<string, number> = {};
-    for (const { table, id } of tables) {
-      const live = await rowsOf(tx, options.liveSchema, table, id);
-      const rebuilt = await rowsOf(tx, options.rebuiltSchema, table, id);
+    for (const compared of tables) {
+      const { table } = compared;
+      const live = await rowsOf(tx, options.liveSchema, compared);
+      const rebuilt = await rowsOf(tx, options.rebuiltSchema, compared);
       rows[table] = live.size;
       for (const [rowId, row] of live) {
         const other = rebuilt.get(rowId);
-        if (other === undefined) differences.push({ table, id: rowId, issue: 'missing-in-rebuilt' });
-        else if (other !== row) differences.push({ table, id: rowId, issue: 'different' });
+        if (other === undefined) differences.push({ table, id: rowId, issue: 'missing-in-rebuilt', at: { partition: row.partition, offset: row.offset } });
+        else if (other.row !== row.row) differences.push({ table, id: rowId, issue: 'different' });
       }
       for (const rowId of rebuilt.keys()) if (!live.has(rowId)) differences.push({ table, id: rowId, issue: 'missing-in-live' });
     }

@@ -9,7 +9,7 @@ import { ProjectionOffsets } from '../database.js';
 import { type ServiceDescriptor } from '../services.js';
 import { type LogChange, type ProjectedLog, projectionLogChange, specLog } from './projection-log.js';
 import { type ProjectionSpec } from './projection-spec.js';
-import { compareProjections, type ProjectionComparison, rebuildProjection } from './rebuild.js';
+import { compareProjections, type ProjectionComparison, type ProjectionDifference, rebuildProjection } from './rebuild.js';
 
 const ATTEMPTS = 5;
 const CATCH_UP_MS = 15_000;
@@ -37,15 +37,27 @@ async function liveLogChange(kafka: Kafka, live: DataSource, schema: string, tar
   }
 }
 
-/** Whether the broker has deleted the start of any of the topic's partitions (retention, or an operator's delete-records). */
-async function logStartMoved(kafka: Kafka, topic: string): Promise<boolean> {
+/** Each partition's first offset the broker still holds (above 0 once retention, or an operator's delete-records, removed the start). */
+async function logStarts(kafka: Kafka, topic: string): Promise<ReadonlyMap<number, bigint>> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    return (await admin.fetchTopicOffsets(topic)).some((p) => BigInt(p.low) > 0n);
+    return new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.low)]));
   } finally {
     await admin.disconnect();
   }
+}
+
+/**
+ * A live row the replay did not rebuild is aged out only when the last record that touched it,
+ * by the row's own position, lies below what its partition still holds: those records are gone,
+ * so nothing can rebuild the row. Any other missing row stays a difference: a row whose records
+ * are still there and that the replay did not build is one no record made.
+ */
+function agedOutRow(difference: ProjectionDifference, starts: ReadonlyMap<number, bigint>): boolean {
+  if (difference.issue !== 'missing-in-rebuilt' || difference.at === undefined) return false;
+  const start = starts.get(difference.at.partition);
+  return start !== undefined && /^\d+$/.test(difference.at.offset) && BigInt(difference.at.offset) < start;
 }
 
 function behind(live: Record<number, string>, rebuilt: Record<number, string>): boolean {
@@ -113,12 +125,13 @@ export async function runReplayCli<T extends TopicId, S, V>(service: ServiceDesc
       }
       const comparison: ProjectionComparison = await compareProjections(spec, live.manager, { liveSchema: config.database.schema, rebuiltSchema: target, namespace: config.topicNamespace });
       if (!comparison.sameOffsets && attempt < ATTEMPTS) continue; // the live one moved on: rebuild to its new end
-      // Once retention has deleted the oldest records, the live rows they built (settled long ago)
-      // have no records left to rebuild them from: counted as aged out, not as differences. Every
-      // row the replay did build must still equal the live one.
-      const trimmed = await logStartMoved(kafka, topic);
-      const agedOut = trimmed ? comparison.differences.filter((d) => d.issue === 'missing-in-rebuilt').length : 0;
-      const differences = trimmed ? comparison.differences.filter((d) => d.issue !== 'missing-in-rebuilt') : comparison.differences;
+      // Once retention has deleted the oldest records, the live rows only they built (settled long
+      // ago) have nothing left to rebuild them from: counted as aged out, not as differences (and
+      // listed, so an operator sees which). Every row the replay did build must still equal the live one.
+      const starts = await logStarts(kafka, topic);
+      const aged = comparison.differences.filter((d) => agedOutRow(d, starts));
+      const agedOut = aged.length;
+      const differences = comparison.differences.filter((d) => !agedOutRow(d, starts));
       const equal = differences.length === 0;
       const counts = Object.entries(comparison.rows).map(([table, n]) => `${n} ${table}`).join(', ');
       options.print({
@@ -135,6 +148,7 @@ export async function runReplayCli<T extends TopicId, S, V>(service: ServiceDesc
         rebuiltOffsets: comparison.rebuiltOffsets,
         rows: comparison.rows,
         agedOut,
+        agedOutRows: aged.slice(0, 50).map(({ table, id, at }) => ({ table, id, at })),
         // Rows of projections at different offsets differ by design: list them only when comparable.
         differences: comparison.sameOffsets ? differences.slice(0, 50) : [],
       });
