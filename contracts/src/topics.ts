@@ -51,7 +51,9 @@ export const TOPICS = {
     // what `approvalLogRetentionMs` says a fold of what remains needs to reach the service's state
     // (`libs/approvals/src/retention.spec.ts`). A longer GATEHOUSE_APPROVAL_RETAIN_MS needs this
     // raised to match (provisioning sets the catalog value; raise both together).
-    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(60 * DAY_MS) },
+    // No size limit (it would delete the oldest records whatever their age); the approval
+    // service refuses to start on a topic that could delete what it needs (`assertTopicRetention`).
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(60 * DAY_MS), 'retention.bytes': '-1' },
     events: [ApprovalRequestedV1, ApprovalRequestedV2, ApprovalDecidedV1, ApprovalDecidedV2, ApprovalExpiredV1, ApprovalCancelledV1, ApprovalUsedV1],
   },
   ledger: {
@@ -61,7 +63,7 @@ export const TOPICS = {
     // Kept for ever, for now: a pending or ambiguous key has no end in time (an ambiguous one waits
     // for an operator), and a fold of a log that lost its reservation would let the call run again.
     // The fold's memory is bounded all the same (completed keys expire, LedgerKeyExpired).
-    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1' },
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1', 'retention.bytes': '-1' },
     events: [
       LedgerKeyReservedV1,
       LedgerKeyCompletedV1,

@@ -44,6 +44,11 @@ export interface TopicGrant {
   readonly readers: readonly KafkaRole[];
   /** Roles that create the topic themselves (CREATE), for topics outside the catalog. */
   readonly creators?: readonly KafkaRole[];
+  /**
+   * Roles that read the topic's configuration (DESCRIBE_CONFIGS): a fold that refuses to start on
+   * a topic whose retention could delete records it still needs (`assertTopicRetention`).
+   */
+  readonly configReaders?: readonly KafkaRole[];
 }
 
 /**
@@ -56,9 +61,9 @@ export const TOPIC_GRANTS: Readonly<Record<TopicId, TopicGrant>> = {
   // Every gate records its decisions; the services report security events there too.
   audit: { writers: EVERYONE, readers: ['auditExport'] },
   // Agents ask and await the grant; the approval service decides (and folds the topic).
-  approvals: { writers: ['agent', 'approval'], readers: ['agent', 'approval'] },
+  approvals: { writers: ['agent', 'approval'], readers: ['agent', 'approval'], configReaders: ['approval'] },
   // Only the ledger service: agents reach the ledger over its REST API.
-  ledger: { writers: ['ledger'], readers: ['ledger'] },
+  ledger: { writers: ['ledger'], readers: ['ledger'], configReaders: ['ledger'] },
   // Only the policy service publishes; every gate and service loads them.
   policies: { writers: ['policy'], readers: EVERYONE },
   // Agents not written in TypeScript ask the policy service for decisions and read its replies.
@@ -163,6 +168,9 @@ export function desiredAcls(options: { namespace?: string; principals?: Partial<
     }
     for (const role of grant.creators ?? []) {
       add(entry(principals[role], AclResourceTypes.TOPIC, topic, ResourcePatternTypes.LITERAL, AclOperationTypes.CREATE));
+    }
+    for (const role of grant.configReaders ?? []) {
+      add(entry(principals[role], AclResourceTypes.TOPIC, topic, ResourcePatternTypes.LITERAL, AclOperationTypes.DESCRIBE_CONFIGS));
     }
   }
   for (const role of KAFKA_ROLES.filter((r) => readers.has(r))) {

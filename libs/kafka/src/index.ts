@@ -7,6 +7,7 @@ export * from './tail.js';
 export * from './consumer.js';
 export * from './provision.js';
 export * from './acls.js';
+export { assertTopicRetention, describeTopicRetention, type RetentionNeed, retentionProblem, type TopicRetention } from './topic-retention.js';
 export { ANONYMOUS_PRINCIPAL, clientPrincipal, connectionPrincipal, type IdOwner, kafkaGroupId, kafkaTransactionalId, OWNED_ID_SEPARATOR, ownedIdPrefix, ownsId, PRINCIPAL_NAME, throwawayGroupId } from './groups.js';
 export * from './fold-engine/fold-engine.js';
 export { type AuditAppender, FoldReader, type FoldReaderOptions, reportIfUntrusted, type UntrustedReporting } from './fold-engine/fold-reader.js';

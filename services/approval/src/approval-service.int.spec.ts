@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import { type ApprovalEvent, foldApprovals } from '@gatehouse/approvals';
-import { ApprovalDecidedV1, createEvent, type DecisionRecorded, isDecisionRecorded, signEvent } from '@gatehouse/contracts';
-import { EventProducer, replayTopic } from '@gatehouse/kafka';
+import { ApprovalDecidedV1, createEvent, type DecisionRecorded, isDecisionRecorded, signEvent, topicName } from '@gatehouse/contracts';
+import { ConfigResourceTypes, EventProducer, provisionTopics, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { compareProjections, openServiceDatabase, rebuildProjection } from '@gatehouse/service-runtime';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
@@ -359,5 +359,42 @@ describe('forged decisions', () => {
     expect(event.payload.requester.id).toBe('agent:billing');
     // The reviewer's decision, signed by the service, still settles it.
     expect((await decide(app, approvalId, alice, { verdict: 'deny' })).body).toMatchObject({ status: 'denied' });
+  });
+});
+
+describe('the topic it folds', () => {
+  // A fold of what the topic still holds reaches the service's state only under
+  // `approvalLogRetentionMs`: the service refuses a topic that could delete sooner.
+  it('refuses to start when the approvals topic could delete records its fold still needs, and starts once provisioning restored them', async () => {
+    const w = await world();
+    const topic = topicName('approvals', w.namespace);
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      // What an operator's "keep a week" would do.
+      await admin.alterConfigs({
+        validateOnly: false,
+        resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }, { name: 'cleanup.policy', value: 'delete' }, { name: 'retention.ms', value: String(7 * 86_400_000) }] }],
+      });
+    } finally {
+      await admin.disconnect();
+    }
+    const refused = await boot(w).then(
+      () => undefined,
+      (e: { code?: string; details?: Record<string, unknown> }) => e,
+    );
+    expect(refused).toMatchObject({ code: 'KAFKA.LOG_RETENTION_TOO_SHORT', details: { topic, retentionMs: 7 * 86_400_000, requiredRetentionMs: 51 * 86_400_000 } });
+    // Nothing was read, so nothing was projected.
+    const sql = await openServiceDatabase({ url: database.url, schema: w.schema, migrations: APPROVAL_PROJECTION.migrations });
+    try {
+      expect(await sql.query(`SELECT count(*)::int AS n FROM "${w.schema}".projection_offsets`)).toEqual([{ n: 0 }]);
+    } finally {
+      await sql.destroy();
+    }
+    // A retention of settled approvals longer than the catalog's 60 days allow is refused on a provisioned topic too.
+    await provisionTopics(kafka, { namespace: w.namespace });
+    await expect(boot(w, { retainMs: 30 * 86_400_000 })).rejects.toMatchObject({ code: 'KAFKA.LOG_RETENTION_TOO_SHORT', details: { requiredRetentionMs: 97 * 86_400_000 } });
+    const app = await boot(w);
+    expect((await app.get('/health')).status).toBe(200);
   });
 });

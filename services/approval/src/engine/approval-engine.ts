@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { ApprovalExpiredV1, type ContentKeys, createEvent, DecisionRecordedV1, forbiddenClaimDecision, type Keyring, signEvent, type SigningKey, topicName } from '@gatehouse/contracts';
-import { type Approval, type ApprovalEvent, type ApprovalsState, DEFAULT_GRANT_TTL_MS, dueForExpiry, isForbiddenClaim, type Verdict } from '@gatehouse/approvals';
-import { approvalProjection } from '@gatehouse/approval-projection';
-import { type DecodedRecord, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
+import { type Approval, type ApprovalEvent, approvalLogRetentionMs, type ApprovalsState, DEFAULT_GRANT_TTL_MS, dueForExpiry, isForbiddenClaim, LOG_LIMITS, type Verdict } from '@gatehouse/approvals';
+import { approvalProjection, DEFAULT_APPROVAL_RETAIN_MS } from '@gatehouse/approval-projection';
+import { assertTopicRetention, type DecodedRecord, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
 import { type Kafka } from 'kafkajs';
 import { ApprovalError } from '../errors.js';
 
@@ -81,6 +81,12 @@ export class ApprovalEngine {
   static async start(options: ApprovalEngineOptions): Promise<ApprovalEngine> {
     const approvals = new ApprovalEngine(options.log ?? (() => undefined), options.signingKey, options.grantTtlMs ?? DEFAULT_GRANT_TTL_MS, options.keyring.content);
     const keyring = options.keyring;
+    // A fold of what the topic still holds reaches this fold's state and verdicts only under this
+    // retention (libs/approvals/src/retention.spec.ts): on a topic that could delete sooner, a
+    // restart without the snapshot, a replay or an agent's gateway could grant or forget what this
+    // service did not. Refused before anything is read.
+    const needMs = approvalLogRetentionMs(LOG_LIMITS, options.retainMs ?? DEFAULT_APPROVAL_RETAIN_MS);
+    await assertTopicRetention(options.kafka, topicName('approvals', options.namespace), { atLeastMs: needMs });
     approvals.engine = await FoldEngine.start({
       kafka: options.kafka,
       namespace: options.namespace,

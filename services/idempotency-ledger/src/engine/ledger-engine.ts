@@ -1,5 +1,5 @@
-import { createEvent, type Keyring, LedgerKeyExpiredV1, LedgerKeyFailedV1, signEvent, type SigningKey } from '@gatehouse/contracts';
-import { FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
+import { createEvent, type Keyring, LedgerKeyExpiredV1, LedgerKeyFailedV1, signEvent, type SigningKey, topicName } from '@gatehouse/contracts';
+import { assertTopicRetention, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
 import { type BudgetState, type KeyState, type LedgerEvent, type LedgerState, type Verdict } from '@gatehouse/ledger';
 import { type Kafka } from 'kafkajs';
 import { LedgerError } from '../errors.js';
@@ -75,6 +75,9 @@ export class LedgerEngine implements LedgerPort {
   /** Replays the ledger topic, starts tailing it and returns the running engine. */
   static async start(options: LedgerEngineOptions): Promise<LedgerEngine> {
     const ledger = new LedgerEngine(options.log ?? (() => undefined), options.signingKey);
+    // An open or ambiguous key has no end in time: a topic that deletes records could drop the
+    // reservation that stops a second execution. Refused before anything is read.
+    await assertTopicRetention(options.kafka, topicName('ledger', options.namespace), 'forever');
     ledger.engine = await FoldEngine.start({
       ...options,
       topicId: 'ledger',
