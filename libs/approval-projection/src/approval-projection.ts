@@ -1,4 +1,4 @@
-import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, type HistoryEntry, LOG_LIMITS, pruneApprovals, type Verdict } from '@gatehouse/approvals';
+import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, DEFAULT_SETTLED_RETAIN_MS, type HistoryEntry, LOG_LIMITS, pruneApprovals, type Verdict } from '@gatehouse/approvals';
 import { type Keyring } from '@gatehouse/contracts';
 import { mapStateCodec } from '@gatehouse/kafka';
 import { CreateProjectionOffsets1764489600000, FoldSnapshots1766400000000, jsonbParam, ProjectionLogIdentity1765200000000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
@@ -13,8 +13,8 @@ export const APPROVAL_MIGRATIONS = [
   FoldSnapshots1766400000000,
 ] as const;
 
-/** How long the service's fold keeps a settled approval, ms, unless configured: 7 days. */
-export const DEFAULT_APPROVAL_RETAIN_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long the service's fold keeps a settled approval, ms, unless configured: 7 days (the agent gateway's default too). */
+export const DEFAULT_APPROVAL_RETAIN_MS = DEFAULT_SETTLED_RETAIN_MS;
 /** The variable that sets it, for the service and its replay alike (a replay must forget what the service forgot). */
 export const APPROVAL_RETAIN_ENV = 'GATEHOUSE_APPROVAL_RETAIN_MS';
 

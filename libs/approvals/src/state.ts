@@ -158,6 +158,12 @@ export interface ApprovalLimits {
 export const MAX_APPROVAL_WAIT_MS = 30 * 24 * 60 * 60 * 1000;
 /** The longest grant TTL the approval service can be configured with (GATEHOUSE_APPROVAL_GRANT_TTL_MS): 7 days. */
 export const MAX_GRANT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * How long a fold remembers a settled approval, ms, unless configured: 7 days. The approval
+ * service's default (GATEHOUSE_APPROVAL_RETAIN_MS) and the agent gateway's (`retainMs`): folds that
+ * forget at the same time give the same verdicts.
+ */
+export const DEFAULT_SETTLED_RETAIN_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** The limits of a fold that holds the whole log (the approval service's): the largest any writer can use, so they change nothing a writer wrote. */
 export const LOG_LIMITS: ApprovalLimits = Object.freeze({ maxWaitMs: MAX_APPROVAL_WAIT_MS, maxGrantTtlMs: MAX_GRANT_TTL_MS });

@@ -124,11 +124,47 @@ describe('the agent gateway starts at the grant horizon', () => {
   }, 30_000);
 });
 
+describe('a long-running agent gateway', () => {
+  it('forgets settled approvals as the service does, so its memory follows the retention window, and a forgotten grant cannot be copied back', async () => {
+    const namespace = await provisionedNamespace(admin);
+    const service = await producer(admin, namespace);
+    const g = createKafkaApprovalGateway({ kafka: agent, keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:long-running', ...LIMITS, retainMs: 1_000 });
+    open.push(g);
+    const settled = Array.from({ length: 12 }, (_, i) => request(`run-settled-${i}`));
+    const decisions = [];
+    for (const r of settled) {
+      const waiting = g.awaitApproval(r, { timeoutMs: 5_000 });
+      decisions.push(await approve(namespace, service, idOf(r)));
+      await expect(waiting).resolves.toMatchObject({ grant: { approvalId: idOf(r) } });
+    }
+    expect(g.stats().approvalsHeld).toBe(12);
+    // Past the retention (and the grants' use-by), the log moves on: new requests on every partition
+    // advance their partitions' log time, and the settled ones are let go of; the pending stay.
+    await sleep(2_000);
+    const pending = Array.from({ length: 12 }, (_, i) => request(`run-pending-${i}`, 1_400));
+    const asked = pending.map((r) => g.awaitApproval(r, { timeoutMs: 1_200 }).catch((e: { code?: string }) => e.code));
+    await waitFor(async () => ((await log(namespace)).filter((r) => r.event.type === 'ApprovalRequested').length === 24 ? true : undefined), { what: 'the new requests' });
+    await sleep(1_100);
+    // One more record after the sweep interval lets the sweep run.
+    const late = g.awaitApproval(request('run-late', 1_400), { timeoutMs: 1_000 }).catch((e: { code?: string }) => e.code);
+    expect(await Promise.all(asked)).toEqual(pending.map(() => 'APPROVAL.TIMEOUT'));
+    expect(await late).toBe('APPROVAL.TIMEOUT');
+    const held = await waitFor(() => (g.stats().approvalsHeld <= 13 ? g.stats().approvalsHeld : undefined), { what: 'the settled approvals forgotten', timeoutMs: 5_000 });
+    expect(held).toBeLessThanOrEqual(13);
+    // With only its credentials the agent asks again for a forgotten call and copies its old decision back: no grant.
+    const again = g.awaitApproval(settled[0] as ApprovalRequestInput, { timeoutMs: 2_000 });
+    const attacker = await producer(agent, namespace);
+    await waitFor(async () => ((await log(namespace)).filter((r) => r.event.type === 'ApprovalRequested' && r.event.payload.approvalId === idOf(settled[0] as ApprovalRequestInput)).length === 2 ? true : undefined), { what: 'the request asked again' });
+    await attacker.publish('approvals', decisions[0] as TopicEvent<'approvals'>);
+    await expect(again).rejects.toMatchObject({ code: 'APPROVAL.TIMEOUT' });
+  }, 45_000);
+});
+
 describe('the limits that bound the start', () => {
   const base = () => ({ kafka: agent, keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace: 'never-used' });
 
   it('are refused when out of range, with a typed error and nothing started', () => {
-    for (const bad of [{ maxApprovalWaitMs: 0 }, { maxApprovalWaitMs: 31 * 24 * 3600 * 1000 }, { maxApprovalWaitMs: 1.5 }, { grantTtlMs: -1 }, { grantTtlMs: 8 * 24 * 3600 * 1000 }, { grantTtlMs: '60000' }]) {
+    for (const bad of [{ maxApprovalWaitMs: 0 }, { maxApprovalWaitMs: 31 * 24 * 3600 * 1000 }, { maxApprovalWaitMs: 1.5 }, { grantTtlMs: -1 }, { grantTtlMs: 8 * 24 * 3600 * 1000 }, { grantTtlMs: '60000' }, { retainMs: 999 }, { retainMs: 1.5 }, { retainMs: '60000' }]) {
       expect(() => createKafkaApprovalGateway({ ...base(), ...(bad as object) })).toThrow(TypeError);
     }
   });

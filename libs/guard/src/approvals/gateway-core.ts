@@ -11,6 +11,7 @@ import {
   type ApprovalsState,
   isForbiddenClaim,
   LOG_LIMITS,
+  pruneApprovals,
 } from '@gatehouse/approvals';
 import {
   type AgentKey,
@@ -51,9 +52,11 @@ export interface ApprovalLogListener {
   reset(): void;
   /**
    * One record, in offset order within its partition, with the broker's append time (ms); `live`
-   * with where it was read when it arrived after the first replay (what is reported when forged).
+   * with where it was read when it arrived after the first replay (what is reported when forged);
+   * `partition`, the record's partition, when the log has partitions (the fold lets go of settled
+   * approvals by the log time of their own partition).
    */
-  record(event: ApprovalEvent, logTime: number, live?: GrantPosition): void;
+  record(event: ApprovalEvent, logTime: number, live?: GrantPosition, partition?: number): void;
   /** The reader stopped for good: every wait fails closed; the next call starts a new reader. */
   failed(): void;
 }
@@ -78,7 +81,17 @@ export interface GatewayCoreOptions {
   readonly cancelTimeoutMs: number;
   /** How long an approval can matter to this gateway's fold (default: the log's, `LOG_LIMITS`); no wait may be longer than its `maxWaitMs`. */
   readonly limits?: ApprovalLimits;
+  /**
+   * How long the fold remembers a settled approval, ms (default: for ever). With it, the fold
+   * forgets as the approval service's does (`forgetSettled`), judged by the log time of the
+   * approval's own partition, so a long-running agent holds the approvals of that window, not
+   * of its lifetime.
+   */
+  readonly retainMs?: number;
 }
+
+/** Least time between two sweeps of settled approvals, ms: a sweep walks the whole fold. */
+const PRUNE_EVERY_MS = 1_000;
 
 interface Waiter {
   settle(approval: TerminalApproval | undefined, error?: ApprovalGatewayError): void;
@@ -154,17 +167,47 @@ export class ApprovalGatewayCore implements ApprovalGateway {
     private readonly options: GatewayCoreOptions,
   ) {
     const limits = options.limits ?? LOG_LIMITS;
-    this.state = createApprovalsState(options.keyring, limits);
+    const retainMs = options.retainMs ?? Number.POSITIVE_INFINITY;
+    this.state = createApprovalsState(options.keyring, limits, retainMs);
     this.log = logFactory({
       reset: () => {
-        this.state = createApprovalsState(options.keyring, limits);
+        this.state = createApprovalsState(options.keyring, limits, retainMs);
+        this.partitionOf.clear();
+        this.partitionTimes.clear();
       },
-      record: (event, logTime, live) => this.apply(event, logTime, live),
+      record: (event, logTime, live, partition) => {
+        this.apply(event, logTime, live);
+        if (partition !== undefined) this.advance(event.payload.approvalId, partition, logTime);
+      },
       failed: () => {
         this.failures += 1;
         this.failAll('APPROVAL.UNAVAILABLE');
       },
     });
+  }
+
+  /** The partition each approval held in the fold was read on, and the log time each partition has reached. */
+  private readonly partitionOf = new Map<string, number>();
+  private readonly partitionTimes = new Map<number, number>();
+  private lastPrune = Date.now();
+
+  /**
+   * Notes where `approvalId`'s record was read and how far its partition has come; now and then
+   * lets go of every settled approval its partition's time says the service's fold forgot too.
+   * Forgetting changes no verdict: the next record about a forgotten id would forget it anyway.
+   */
+  private advance(approvalId: string, partition: number, logTime: number): void {
+    if (this.state.retainMs === Number.POSITIVE_INFINITY) return;
+    if (this.state.approvals.has(approvalId) || this.state.history.has(approvalId)) this.partitionOf.set(approvalId, partition);
+    if (logTime > (this.partitionTimes.get(partition) ?? Number.NEGATIVE_INFINITY)) this.partitionTimes.set(partition, logTime);
+    const now = Date.now();
+    if (now - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = now;
+    pruneApprovals(this.state, (id) => {
+      const p = this.partitionOf.get(id);
+      return p === undefined ? undefined : this.partitionTimes.get(p);
+    });
+    for (const id of this.partitionOf.keys()) if (!this.state.approvals.has(id) && !this.state.history.has(id)) this.partitionOf.delete(id);
   }
 
   /** The fold as this gateway has read it so far (for reviewers in tests and diagnostics). */

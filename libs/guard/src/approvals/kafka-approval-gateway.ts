@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type ApprovalEvent, type ApprovalLimits, approvalHorizon, DEFAULT_GRANT_TTL_MS, MAX_APPROVAL_WAIT_MS, MAX_GRANT_TTL_MS } from '@gatehouse/approvals';
+import { type ApprovalEvent, type ApprovalLimits, approvalHorizon, DEFAULT_GRANT_TTL_MS, DEFAULT_SETTLED_RETAIN_MS, MAX_APPROVAL_WAIT_MS, MAX_GRANT_TTL_MS } from '@gatehouse/approvals';
 import { type AgentKey, agentMayClaimFor, checkGrant, createEvent, type DecisionRecorded, DecisionRecordedV1, forbiddenClaimDecision, type GrantPosition, type Keyring, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
 import { AuditCheckpointer, EventProducer, offsetsAtTime, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
@@ -51,9 +51,15 @@ export interface KafkaApprovalGatewayOptions {
   readonly cancelTimeoutMs?: number;
   /** Longest a fetch of the tail waits for new records, ms (default 100): the decision latency bound. */
   readonly maxWaitTimeInMs?: number;
+  /**
+   * How long the fold remembers a settled approval, ms (default 604,800,000: 7 days, at least
+   * 1,000): the approval service's GATEHOUSE_APPROVAL_RETAIN_MS. The fold forgets as the service's
+   * does, so a process that runs for months holds the approvals of this window, not all it read.
+   */
+  readonly retainMs?: number;
 }
 
-const OPTION_FIELDS = new Set(['kafka', 'keyring', 'agentKey', 'namespace', 'source', 'defaultTimeoutMs', 'maxApprovalWaitMs', 'grantTtlMs', 'replayTimeoutMs', 'cancelTimeoutMs', 'maxWaitTimeInMs']);
+const OPTION_FIELDS = new Set(['kafka', 'keyring', 'agentKey', 'namespace', 'source', 'defaultTimeoutMs', 'maxApprovalWaitMs', 'grantTtlMs', 'replayTimeoutMs', 'cancelTimeoutMs', 'maxWaitTimeInMs', 'retainMs']);
 
 /** The default `maxApprovalWaitMs`: a day. */
 const DEFAULT_MAX_APPROVAL_WAIT_MS = 24 * 60 * 60 * 1000;
@@ -72,6 +78,8 @@ export interface KafkaApprovalGatewayStats {
   readonly forbidden: number;
   /** The log time (ISO) the last start-up read began at: nothing logged before it can still grant. */
   readonly readFrom?: string;
+  /** Approvals the fold holds now (pending, and settled ones not yet forgotten): what its memory follows. */
+  readonly approvalsHeld: number;
 }
 
 export interface KafkaApprovalGateway extends ApprovalGateway {
@@ -168,14 +176,14 @@ class KafkaApprovalLog implements ApprovalLog {
     let tail: TailHandle | undefined;
     try {
       await admin.connect();
-      const onRecord = ({ event, logTime }: { event: ApprovalEvent; logTime: Date }) => {
+      const onRecord = ({ event, logTime, partition }: { event: ApprovalEvent; logTime: Date; partition: number }) => {
         this.counters.records += 1;
-        this.listener.record(event, logTime.getTime());
+        this.listener.record(event, logTime.getTime(), undefined, partition);
       };
       // Live records carry where they were read, so a forged grant can be reported (the replay's are old news).
       const onLiveRecord = ({ event, logTime, partition, offset }: { event: ApprovalEvent; logTime: Date; partition: number; offset: string }) => {
         this.counters.records += 1;
-        this.listener.record(event, logTime.getTime(), { topic: this.topic, partition, offset });
+        this.listener.record(event, logTime.getTime(), { topic: this.topic, partition, offset }, partition);
       };
       const onPoison = () => {
         this.counters.poison += 1;
@@ -352,6 +360,8 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
   const grantTtlMs = options.grantTtlMs === undefined ? DEFAULT_GRANT_TTL_MS : options.grantTtlMs;
   if (!Number.isSafeInteger(grantTtlMs) || grantTtlMs < 1 || grantTtlMs > MAX_GRANT_TTL_MS) throw new TypeError(`${where}: grantTtlMs must be a positive integer (ms) of at most ${MAX_GRANT_TTL_MS} (7 days)`);
   const limits: ApprovalLimits = Object.freeze({ maxWaitMs: maxApprovalWaitMs, maxGrantTtlMs: grantTtlMs });
+  const retainMs = options.retainMs === undefined ? DEFAULT_SETTLED_RETAIN_MS : options.retainMs;
+  if (!Number.isSafeInteger(retainMs) || retainMs < 1_000) throw new TypeError(`${where}: retainMs must be an integer number of ms, at least 1000`);
   const keyring = options.keyring;
   if (keyring === null || typeof keyring !== 'object' || !(keyring.keys instanceof Map)) throw new TypeError(`${where}: keyring must be a Keyring (createKeyring / keyringFromEnv)`);
   const agentKey = options.agentKey;
@@ -363,6 +373,7 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
     {
       source,
       limits,
+      retainMs,
       defaultTimeoutMs,
       cancelTimeoutMs,
       keyring,
@@ -384,6 +395,6 @@ export function createKafkaApprovalGateway(options: KafkaApprovalGatewayOptions)
         throw new ApprovalGatewayError('APPROVAL.UNAVAILABLE');
       }
     },
-    stats: () => ({ ...reader.counters }),
+    stats: () => ({ ...reader.counters, approvalsHeld: core.fold.approvals.size }),
   });
 }
