@@ -28,6 +28,7 @@ export { ProjectionLogGuard } from './projection-log.guard.js';
 export { createDeadLetterPublisher, type DeadLetterPublisher } from './dead-letters.js';
 export { compareProjections, type ProjectionComparison, type ProjectionDifference, brokerClusterId, rebuildProjection, type RebuildOptions, type RebuildReport } from './projection/rebuild.js';
 export { replayCliMain, runReplayCli, type ReplayCliOptions } from './projection/replay-cli.js';
+export { checkStoredSnapshot, type SnapshotCheck } from './projection/snapshot-check.js';
 export { nestFoldLog } from './fold-log.js';
 export { admits, allowed, type Allowed, apiKeyDigest, type ApiKeyPrincipal, ApiKeySha256, bearerCredential, findByApiKey, parsePrincipalList, principalListText } from './api-keys.js';
 export { type FieldProblem, parseRequestWith } from './parse-request.js';

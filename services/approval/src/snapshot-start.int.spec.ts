@@ -6,10 +6,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { type ApprovalEvent, foldApprovals } from '@gatehouse/approvals';
 import { approvalProjection } from '@gatehouse/approval-projection';
-import { TEST_KEYRING } from '@gatehouse/contracts/testing';
+import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
+import { trustedEntryOf } from '@gatehouse/contracts';
 import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
-import { openServiceDatabase } from '@gatehouse/service-runtime';
+import { openServiceDatabase, runReplayCli, SERVICES } from '@gatehouse/service-runtime';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
 import { type Kafka } from 'kafkajs';
 import { type ApprovalApp, bearer, startApprovalApp, testReviewer } from './testing/approval-app.js';
@@ -161,4 +162,48 @@ describe('settled approvals leave the fold after their retention', () => {
     const [row] = (await withSql(w.schema, (query) => query(`SELECT state FROM ${w.schema}.fold_snapshots`))) as { state: string }[];
     for (const m of made.slice(1)) expect(row?.state.includes(m.approvalId)).toBe(false);
   }, 120_000);
+});
+
+describe('replay --compare checks the stored snapshot', () => {
+  // The snapshot is the state a restart begins from: the operator's compare folds the log up to its
+  // offsets and requires that state, so a snapshot edited in the database is found before a restart trusts it.
+  it('finds the stored snapshot equal to the fold of the log up to its offsets, and a snapshot with an approval taken out different', async () => {
+    // A database of its own: the command works on the service's fixed schema.
+    const own = await createTestDatabase();
+    try {
+      const w = await world();
+      const app = await startApprovalApp({ namespace: w.namespace, schema: SERVICES['approval'].schema, databaseUrl: own.url, reviewers: [alice] });
+      running.push(app);
+      await history(w, app);
+      await stop(app);
+      const env = {
+        ...process.env,
+        GATEHOUSE_TRUSTED_KEYS: JSON.stringify([trustedEntryOf(TEST_KEYS.approval), trustedEntryOf(TEST_AGENT_KEY)]),
+        GATEHOUSE_DATABASE_URL: own.url,
+        GATEHOUSE_TOPIC_NAMESPACE: w.namespace,
+      };
+      const compare = async () => {
+        const lines: Record<string, unknown>[] = [];
+        const status = await runReplayCli(SERVICES['approval'], PROJECTION, { argv: ['--compare'], env, print: (line) => void lines.push(line) });
+        return { status, report: lines[0] as { equal: boolean; snapshot: { status: string; records?: number }; differences: unknown[] } };
+      };
+      const before = await compare();
+      expect(before).toMatchObject({ status: 0, report: { equal: true, snapshot: { status: 'equal', records: 6 }, differences: [] } });
+
+      // Someone with the database takes a decided approval out of the snapshot: a restart would take a new request for it as new.
+      const sql = await openServiceDatabase({ url: own.url, schema: 'approval', migrations: PROJECTION.migrations });
+      try {
+        const [row] = (await sql.query(`SELECT state FROM approval.fold_snapshots`)) as { state: string }[];
+        const state = JSON.parse(row?.state ?? '{}') as { maps: { approvals: [string, unknown][] } };
+        state.maps.approvals.shift();
+        await sql.query(`UPDATE approval.fold_snapshots SET state = $1`, [JSON.stringify(state)]);
+      } finally {
+        await sql.destroy();
+      }
+      const after = await compare();
+      expect(after).toMatchObject({ status: 1, report: { equal: false, snapshot: { status: 'different' }, differences: [] } });
+    } finally {
+      await own.drop();
+    }
+  }, 60_000);
 });

@@ -10,6 +10,7 @@ import { type ServiceDescriptor } from '../services.js';
 import { type LogChange, type ProjectedLog, projectionLogChange, specLog } from './projection-log.js';
 import { type ProjectionSpec } from './projection-spec.js';
 import { compareProjections, type ProjectionComparison, type ProjectionDifference, rebuildProjection } from './rebuild.js';
+import { checkStoredSnapshot } from './snapshot-check.js';
 
 const ATTEMPTS = 5;
 const CATCH_UP_MS = 15_000;
@@ -75,7 +76,8 @@ export interface ReplayCliOptions {
 /**
  * `replay [--compare] [--schema <name>]`: rebuilds a service's projection by replaying its topic
  * from offset 0 into a separate schema and, with --compare, says whether it equals the live one
- * (never equal when the live rows were built from another log than the broker has now).
+ * (never equal when the live rows were built from another log than the broker has now), and that
+ * the fold snapshot the service stored is the fold of the log up to its offsets.
  * Resolves to the exit status: 0 rebuilt (and equal), 1 not equal; throws GatehouseError on misuse.
  */
 export async function runReplayCli<T extends TopicId, S, V>(service: ServiceDescriptor, spec: ProjectionSpec<T, S, V>, options: ReplayCliOptions): Promise<number> {
@@ -132,15 +134,19 @@ export async function runReplayCli<T extends TopicId, S, V>(service: ServiceDesc
       const aged = comparison.differences.filter((d) => agedOutRow(d, starts));
       const agedOut = aged.length;
       const differences = comparison.differences.filter((d) => !agedOutRow(d, starts));
-      const equal = differences.length === 0;
+      // The state a restart begins from: the snapshot must be the fold of the log up to its offsets.
+      const snapshot = await checkStoredSnapshot(spec, live.manager, { kafka, schema: config.database.schema, namespace: config.topicNamespace });
+      const equal = differences.length === 0 && snapshot.status !== 'different';
       const counts = Object.entries(comparison.rows).map(([table, n]) => `${n} ${table}`).join(', ');
       options.print({
         equal,
         summary: equal
-          ? `the projection rebuilt by replay equals the live one (${counts}${agedOut > 0 ? `; ${agedOut} live row(s) older than what the topic still holds` : ''})`
-          : comparison.sameOffsets
-            ? `the projection rebuilt by replay differs from the live one in ${differences.length} row(s)`
-            : 'the live projection kept moving; compare again when writes pause',
+          ? `the projection rebuilt by replay equals the live one (${counts}${agedOut > 0 ? `; ${agedOut} live row(s) older than what the topic still holds` : ''}; stored snapshot: ${snapshot.status})`
+          : differences.length === 0 && comparison.sameOffsets
+            ? "the stored fold snapshot is not the fold of the log up to its offsets: a restart would begin from it (delete its fold_snapshots row and restart the service, which replays from offset 0)"
+            : comparison.sameOffsets
+              ? `the projection rebuilt by replay differs from the live one in ${differences.length} row(s)`
+              : 'the live projection kept moving; compare again when writes pause',
         live: config.database.schema,
         rebuilt: target,
         records: report.records,
@@ -149,6 +155,7 @@ export async function runReplayCli<T extends TopicId, S, V>(service: ServiceDesc
         rows: comparison.rows,
         agedOut,
         agedOutRows: aged.slice(0, 50).map(({ table, id, at }) => ({ table, id, at })),
+        snapshot,
         // Rows of projections at different offsets differ by design: list them only when comparable.
         differences: comparison.sameOffsets ? differences.slice(0, 50) : [],
       });
