@@ -13,6 +13,7 @@ export default class SummaryReporter {
     if (!dir) return;
     mkdirSync(dir, { recursive: true });
     const failures = [];
+    let outsideTests = 0; // failures no test or suite count carries
     for (const file of results.testResults) {
       const where = path.relative(process.cwd(), file.testFilePath);
       if (file.testExecError) {
@@ -22,10 +23,20 @@ export default class SummaryReporter {
         if (test.status !== 'failed') continue;
         failures.push({ test: `${where} › ${test.fullName}`, message: firstLines(test.failureMessages.join('\n')) });
       }
+      // A failing beforeAll/afterAll hook, or an error thrown outside any test, fails the file
+      // with every test passed: without this line the run is red with no failure named.
+      if (!file.testExecError && file.numFailingTests === 0 && file.failureMessage) {
+        failures.push({ test: `${where} (outside any test: a hook or the file itself)`, message: firstLines(file.failureMessage) });
+        outsideTests += 1;
+      }
+    }
+    if (!results.success && failures.length === 0) {
+      failures.push({ test: `${path.basename(process.cwd())} (the run failed with no test failing)`, message: results.wasInterrupted ? 'interrupted' : 'see the project log above (open handles, a timeout or a crash)' });
+      outsideTests += 1;
     }
     const summary = {
       passed: results.numPassedTests,
-      failed: results.numFailedTests + results.numRuntimeErrorTestSuites,
+      failed: results.numFailedTests + results.numRuntimeErrorTestSuites + outsideTests,
       skipped: results.numPendingTests + results.numTodoTests,
       failures,
     };

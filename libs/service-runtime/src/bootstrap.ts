@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { type INestApplication, type LoggerService, Logger } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { GatehouseError } from '@gatehouse/contracts';
 import { type ServiceConfig, serviceConfigFromEnv } from './config.js';
+import { createServiceApp } from './create-app.js';
 import { type ServiceDescriptor } from './services.js';
 
 /** One JSON line per log entry on stdout: what a log shipper expects. */
@@ -43,7 +43,7 @@ export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
  */
 export async function startService(module: unknown, config: ServiceConfig): Promise<INestApplication> {
   const logger = new JsonLogger(config.service.name);
-  const app = await NestFactory.create(module as Parameters<typeof NestFactory.create>[0], { logger, abortOnError: false });
+  const app = await createServiceApp(module, { logger });
   const server = app.getHttpServer() as { keepAliveTimeout: number; headersTimeout: number };
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;

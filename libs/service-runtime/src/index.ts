@@ -6,6 +6,7 @@ export * from './tokens.js';
 export { HealthController } from './health.controller.js';
 export { ServiceRuntimeModule, type ServiceRuntimeOptions } from './service-runtime.module.js';
 export { runService, startService } from './bootstrap.js';
+export { closeIfStartFails, createServiceApp } from './create-app.js';
 export { errorResponse, type ErrorBody, type ErrorMapping, GatehouseExceptionFilter } from './http-errors.js';
 export { type ProjectedTable, type ProjectionSpec, schemaIdent, type Touch } from './projection/projection-spec.js';
 export { ProjectionWriter, type ProjectionWriterOptions } from './projection/projection-writer.js';

@@ -4,6 +4,7 @@ import { createKafkaClient } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { ENV, type ServiceConfig } from './config.js';
+import { closeIfStartFails } from './create-app.js';
 import { type MigrationClass, openServiceDatabase } from './database.js';
 import { connectKafkaAdmin } from './health.js';
 import { HealthController } from './health.controller.js';
@@ -42,23 +43,27 @@ export class ServiceRuntimeModule implements OnApplicationShutdown {
         { provide: SERVICE_CONFIG, useValue: options.config },
         { provide: KAFKA, useFactory: () => createKafkaClient(options.config.kafka) },
         // Start-up fails (non-zero exit) when the broker does not answer within the deadline.
-        { provide: KAFKA_ADMIN, inject: [KAFKA], useFactory: (kafka: Kafka) => connectKafkaAdmin(kafka, options.config.kafkaConnectDeadlineMs) },
+        { provide: KAFKA_ADMIN, inject: [KAFKA], useFactory: async (kafka: Kafka) => closeIfStartFails(await connectKafkaAdmin(kafka, options.config.kafkaConnectDeadlineMs), (admin) => admin.disconnect()) },
         // Where the service's folds park the records they cannot apply (libs/kafka ACLs: services write it).
-        { provide: DEAD_LETTERS, inject: [KAFKA], useFactory: (kafka: Kafka) => createDeadLetterPublisher(kafka, options.config.topicNamespace, options.config.service.name) },
+        { provide: DEAD_LETTERS, inject: [KAFKA], useFactory: (kafka: Kafka) => closeIfStartFails(createDeadLetterPublisher(kafka, options.config.topicNamespace, options.config.service.name), (letters) => letters.close()) },
         {
           provide: DATA_SOURCE,
-          useFactory: () =>
-            openServiceDatabase({
-              url: options.config.database.url,
-              schema: options.config.database.schema,
-              migrations: options.migrations,
-              passwordFile: process.env[ENV.databasePasswordFile],
-            }),
+          useFactory: async () =>
+            closeIfStartFails(
+              await openServiceDatabase({
+                url: options.config.database.url,
+                schema: options.config.database.schema,
+                migrations: options.migrations,
+                passwordFile: process.env[ENV.databasePasswordFile],
+              }),
+              (dataSource) => dataSource.destroy(),
+            ),
         },
         {
           provide: PROJECTION_LOGS,
           inject: [KAFKA_ADMIN, DATA_SOURCE],
-          useFactory: (admin: Admin, dataSource: DataSource) => new ProjectionLogs({ admin, dataSource, schema: options.config.database.schema, log: nestFoldLog('projection-log') }),
+          useFactory: (admin: Admin, dataSource: DataSource) =>
+            closeIfStartFails(new ProjectionLogs({ admin, dataSource, schema: options.config.database.schema, log: nestFoldLog('projection-log') }), (logs) => logs.close()),
         },
         { provide: APP_GUARD, useClass: ProjectionLogGuard },
       ],

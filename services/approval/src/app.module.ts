@@ -2,7 +2,7 @@ import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestj
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
 import { APPROVAL_MIGRATIONS, approvalProjection } from '@gatehouse/approval-projection';
-import { DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { closeIfStartFails, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { type ApprovalOptions, approvalOptionsFromEnv } from './approval-config.js';
 import { ApprovalEventsController } from './approval-events/approval-events.http.controller.js';
@@ -36,22 +36,26 @@ export class ApprovalModule implements OnModuleDestroy {
           // start-up replay writes them again from this one before anything is answered. A log that
           // changes under the running service stops the engine (a restart rebuilds).
           useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
-            logs.stopOnChange(
-              await ApprovalEngine.start({
-                kafka,
-                namespace: config.topicNamespace,
-                signingKey: options.signingKey,
-                keyring: options.keyring,
-                projection: await logs.projectionWriter(approvalProjection(options.keyring, { retainMs: options.retainMs }), topicName('approvals', config.topicNamespace), {
-                  onUnapplied: (poison) => deadLetters.publish(poison),
+            // Stopped again should a later provider fail to start (createServiceApp).
+            closeIfStartFails(
+              logs.stopOnChange(
+                await ApprovalEngine.start({
+                  kafka,
+                  namespace: config.topicNamespace,
+                  signingKey: options.signingKey,
+                  keyring: options.keyring,
+                  projection: await logs.projectionWriter(approvalProjection(options.keyring, { retainMs: options.retainMs }), topicName('approvals', config.topicNamespace), {
+                    onUnapplied: (poison) => deadLetters.publish(poison),
+                  }),
+                  decisionDeadlineMs: options.decisionDeadlineMs,
+                  expirySweepMs: options.expirySweepMs,
+                  grantTtlMs: options.grantTtlMs,
+                  retainMs: options.retainMs,
+                  snapshotIntervalMs: config.foldSnapshotIntervalMs,
+                  log: nestFoldLog('approval'),
                 }),
-                decisionDeadlineMs: options.decisionDeadlineMs,
-                expirySweepMs: options.expirySweepMs,
-                grantTtlMs: options.grantTtlMs,
-                retainMs: options.retainMs,
-                snapshotIntervalMs: config.foldSnapshotIntervalMs,
-                log: nestFoldLog('approval'),
-              }),
+              ),
+              (engine) => engine.stop(),
             ),
         },
         { provide: APP_FILTER, useClass: ApprovalExceptionFilter },

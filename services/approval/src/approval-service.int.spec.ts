@@ -11,6 +11,7 @@ import { TEST_KEYRING, testSigningKey } from '@gatehouse/contracts/testing';
 
 const APPROVAL_PROJECTION = approvalProjection(TEST_KEYRING);
 import { type Kafka } from 'kafkajs';
+import pg from 'pg';
 import { type ApprovalApp, type ApprovalAppOptions, bearer, startApprovalApp, testReviewer } from './testing/approval-app.js';
 import { testCancel } from '@gatehouse/approvals/testing';
 import { testRequest, type TestRequestOptions } from './testing/requests.js';
@@ -362,6 +363,18 @@ describe('forged decisions', () => {
   });
 });
 
+/** Sessions open on the test database besides the one counting them. */
+async function openSessions(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
 describe('the topic it folds', () => {
   // A fold of what the topic still holds reaches the service's state only under
   // `approvalLogRetentionMs`: the service refuses a topic that could delete sooner.
@@ -379,11 +392,15 @@ describe('the topic it folds', () => {
     } finally {
       await admin.disconnect();
     }
+    const sessions = () => openSessions(database.url);
+    const before = await sessions();
     const refused = await boot(w).then(
       () => undefined,
       (e: { code?: string; details?: Record<string, unknown> }) => e,
     );
     expect(refused).toMatchObject({ code: 'KAFKA.LOG_RETENTION_TOO_SHORT', details: { topic, retentionMs: 7 * 86_400_000, requiredRetentionMs: 51 * 86_400_000 } });
+    // The refused start closed what it had opened (its database pool among them): nothing of it lingers in this process.
+    expect(await sessions()).toBe(before);
     // Nothing was read, so nothing was projected.
     const sql = await openServiceDatabase({ url: database.url, schema: w.schema, migrations: APPROVAL_PROJECTION.migrations });
     try {

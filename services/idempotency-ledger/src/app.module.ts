@@ -1,7 +1,7 @@
 import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { closeIfStartFails, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { CompleteKeyController } from './complete-key/complete-key.http.controller.js';
 import { EchoController } from './echo/echo.http.controller.js';
@@ -54,19 +54,23 @@ export class LedgerModule implements OnModuleDestroy {
           // start-up replay writes them again from this one before anything is answered. A log that
           // changes under the running service stops the engine (a restart rebuilds).
           useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
-            logs.stopOnChange(
-              await LedgerEngine.start({
-                kafka,
-                namespace: config.topicNamespace,
-                signingKey: options.signingKey,
-                keyring: options.keyring,
-                projection: await logs.projectionWriter(ledgerProjection(options.keyring), topicName('ledger', config.topicNamespace), {
-                  onUnapplied: (poison) => deadLetters.publish(poison),
+            // Stopped again should a later provider fail to start (createServiceApp).
+            closeIfStartFails(
+              logs.stopOnChange(
+                await LedgerEngine.start({
+                  kafka,
+                  namespace: config.topicNamespace,
+                  signingKey: options.signingKey,
+                  keyring: options.keyring,
+                  projection: await logs.projectionWriter(ledgerProjection(options.keyring), topicName('ledger', config.topicNamespace), {
+                    onUnapplied: (poison) => deadLetters.publish(poison),
+                  }),
+                  decisionDeadlineMs: options.decisionDeadlineMs,
+                  snapshotIntervalMs: config.foldSnapshotIntervalMs,
+                  log: nestFoldLog('ledger'),
                 }),
-                decisionDeadlineMs: options.decisionDeadlineMs,
-                snapshotIntervalMs: config.foldSnapshotIntervalMs,
-                log: nestFoldLog('ledger'),
-              }),
+              ),
+              (engine) => engine.stop(),
             ),
         },
         KeyExpiry,

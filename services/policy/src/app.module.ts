@@ -1,7 +1,7 @@
 import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import { closeIfStartFails, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
 import { DecideController } from './decide/decide.http.controller.js';
 import { PolicyKafkaEvaluator } from './decide/kafka-evaluator.js';
@@ -38,18 +38,22 @@ export class PolicyModule implements OnModuleDestroy {
           // start-up replay writes them again from this one before anything is answered. A log that
           // changes under the running service stops the engine (a restart rebuilds).
           useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
-            logs.stopOnChange(
-              await PolicyEngine.start({
-                kafka,
-                namespace: config.topicNamespace,
-                signingKey: options.signingKey,
-                keyring: options.keyring,
-                projection: await logs.projectionWriter(policyProjection(options.keyring), topicName('policies', config.topicNamespace), {
-                  onUnapplied: (poison) => deadLetters.publish(poison),
+            // Stopped again should a later provider fail to start (createServiceApp).
+            closeIfStartFails(
+              logs.stopOnChange(
+                await PolicyEngine.start({
+                  kafka,
+                  namespace: config.topicNamespace,
+                  signingKey: options.signingKey,
+                  keyring: options.keyring,
+                  projection: await logs.projectionWriter(policyProjection(options.keyring), topicName('policies', config.topicNamespace), {
+                    onUnapplied: (poison) => deadLetters.publish(poison),
+                  }),
+                  snapshotIntervalMs: config.foldSnapshotIntervalMs,
+                  log: nestFoldLog('policy'),
                 }),
-                snapshotIntervalMs: config.foldSnapshotIntervalMs,
-                log: nestFoldLog('policy'),
-              }),
+              ),
+              (engine) => engine.stop(),
             ),
         },
         { provide: POLICY_DECISIONS, inject: [POLICY_ENGINE], useFactory: (engine: PolicyEngine) => new PolicyDecisions(engine) },

@@ -52,7 +52,7 @@ describe('tool boundary decisions on the real audit topic', () => {
       permissions: { sideEffect: 'write', requiresApproval: true, requiredPermissions: ['refunds:create'], dryRun: true, idempotencyKey: true, rateLimit: '3/hour', egress: ['payments.example.com'] },
       dryRunExecute: async (i): Promise<{ refunded?: number; wouldRefund?: number }> => ({ wouldRefund: i.amount }),
       execute: async (i): Promise<{ refunded?: number; wouldRefund?: number }> => {
-        if (fail) throw new Error('gateway says card 4111 declined');
+        if (fail) throw new Error('gateway says card 4111-1111-1111-1111 declined');
         return { refunded: i.amount };
       },
       audit,
@@ -109,7 +109,7 @@ describe('tool boundary decisions on the real audit topic', () => {
     const allowed = events.find((e) => e.payload.code === 'CONNECTOR.ALLOWED');
     expect(allowed?.payload.attributes).toMatchObject({ sideEffect: 'write', egressEnforcement: 'enforced', action: 'tool.execute', resource: 'connector:refunds.create' });
     expect(allowed?.tenant).toBe('acme');
-    expect(JSON.stringify(events)).not.toContain('4111');
+    expect(JSON.stringify(events)).not.toContain('4111-1111'); // grouped so that no random id or timestamp can match
     await sink.close();
   });
 });

@@ -54,7 +54,7 @@ describe('PolicyEngine', () => {
     const agent = plainAgent(scriptedModel(), new PolicyEngine({ policies: [leaky], audit }));
     const result = await agent.generate('my card is 4111 1111 1111 1111');
     expect(result.tripwire?.reason).toBe('Content blocked by policy "leaky" (input)');
-    expect(JSON.stringify(audit.events())).not.toContain('4111');
+    expect(JSON.stringify(audit.events())).not.toContain('4111 1111'); // grouped: ids and timestamps are random digits
     expect(audit.events()[0]?.detections).toEqual(['ok-id', 'undeclared']);
   });
 

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { createHash, randomUUID } from 'node:crypto';
 import { type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
+import { createServiceApp, serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
 import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
 import { ApprovalModule } from '../app.module.js';
 import { type ApprovalOptions, parseReviewers } from '../approval-config.js';
@@ -72,7 +71,7 @@ export async function startApprovalApp(options: ApprovalAppOptions): Promise<App
     grantTtlMs: 15 * 60 * 1000,
     ...(options.retainMs !== undefined && { retainMs: options.retainMs }),
   };
-  const app = await NestFactory.create(ApprovalModule.forRoot(config, approvalOptions), { logger: ['error'], abortOnError: false });
+  const app = await createServiceApp(ApprovalModule.forRoot(config, approvalOptions), { logger: ['error'] });
   const client = httpClient(await listenOnLoopback(app));
   return { ...client, app, engine: app.get<ApprovalEngine>(APPROVAL_ENGINE), close: () => app.close() };
 }

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { allowed, apiKeyDigest, serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
+import { allowed, apiKeyDigest, createServiceApp, serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
 import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
 import { AuditExportModule } from '../app.module.js';
 import { type AuditRuntime } from '../audit-runtime.js';
@@ -34,7 +33,7 @@ export async function startAuditApp(options: AuditAppOptions): Promise<AuditApp>
   const base = serviceConfigFromEnv(SERVICES['audit-export'], { ...process.env, GATEHOUSE_TOPIC_NAMESPACE: options.namespace, GATEHOUSE_DATABASE_URL: options.databaseUrl });
   const config = { ...base, port: 0, database: { ...base.database, schema: options.schema } };
   const exportOptions = { ...options.export, readers: options.export.readers ?? [TEST_READER] };
-  const app = await NestFactory.create(AuditExportModule.forRoot(config, exportOptions, options.telemetry), { logger: ['error'], abortOnError: false });
+  const app = await createServiceApp(AuditExportModule.forRoot(config, exportOptions, options.telemetry), { logger: ['error'] });
   const client = httpClient(await listenOnLoopback(app));
   // As a process is started (health 200): once its projection is bound to the audit log, or refused.
   await app.get<AuditRuntime>(AUDIT_RUNTIME).bound();

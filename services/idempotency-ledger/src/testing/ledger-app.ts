@@ -1,11 +1,10 @@
 import 'reflect-metadata';
 import { type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { createHash, randomUUID } from 'node:crypto';
 import { type Keyring, type SigningKey } from '@gatehouse/contracts';
 import { ledgerKeyOf } from '@gatehouse/ledger';
 import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
-import { serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
+import { createServiceApp, serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
 import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
 
 export type { HttpAnswer } from '@gatehouse/service-runtime/testing';
@@ -87,7 +86,7 @@ export async function startLedgerApp(options: LedgerAppOptions): Promise<LedgerA
     signingKey: options.signingKey ?? TEST_KEYS.ledger,
     keyring: options.keyring ?? TEST_KEYRING,
   };
-  const app = await NestFactory.create(LedgerModule.forRoot(config, ledgerOptions), { logger: ['error'], abortOnError: false });
+  const app = await createServiceApp(LedgerModule.forRoot(config, ledgerOptions), { logger: ['error'] });
   const anonymous = httpClient(await listenOnLoopback(app));
   const engine = app.get<LedgerEngine>(LEDGER_ENGINE);
   return {

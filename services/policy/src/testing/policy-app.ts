@@ -1,10 +1,9 @@
 import 'reflect-metadata';
 import { createHash, randomUUID } from 'node:crypto';
 import { type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { type Keyring, type SigningKey } from '@gatehouse/contracts';
 import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
-import { serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
+import { createServiceApp, serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
 import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
 import { PolicyModule } from '../app.module.js';
 import { type PolicyEngine } from '../engine/policy-engine.js';
@@ -72,7 +71,7 @@ export async function startPolicyApp(options: PolicyAppOptions): Promise<PolicyA
     signingKey: options.signingKey ?? TEST_KEYS.policy,
     keyring: options.keyring ?? TEST_KEYRING,
   }, { kafkaEvaluator: options.kafkaEvaluator ?? false });
-  const app = await NestFactory.create(module, { logger: ['error'], abortOnError: false });
+  const app = await createServiceApp(module, { logger: ['error'] });
   const client = httpClient(await listenOnLoopback(app));
   return { ...client, app, engine: app.get<PolicyEngine>(POLICY_ENGINE), close: () => app.close() };
 }
