@@ -27,6 +27,8 @@ programs=(
   services/audit-export/dist/bench/export.bench.js
   services/approval/dist/bench/approval.bench.js
   services/approval/dist/bench/cold-start.bench.js
+  services/idempotency-ledger/dist/bench/cold-start.bench.js
+  services/policy/dist/bench/cold-start.bench.js
 )
 started=$SECONDS
 for program in "${programs[@]}"; do

@@ -26,7 +26,9 @@ describe('docs/benchmarks.md', () => {
       'services/approval/src/bench/approval.bench.ts',
       'services/approval/src/bench/cold-start.bench.ts',
       'services/audit-export/src/bench/export.bench.ts',
+      'services/idempotency-ledger/src/bench/cold-start.bench.ts',
       'services/idempotency-ledger/src/bench/ledger.bench.ts',
+      'services/policy/src/bench/cold-start.bench.ts',
     ]);
     for (const record of committed.results) {
       expect({ figure: `${record.benchmark} / ${record.case} / ${record.metric}`, problems: benchRecordProblems(record) }).toEqual({

@@ -14,6 +14,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { type BenchFigure } from '../../../../tools/bench-results.mjs';
 import { freePort } from './http.js';
 import { createTestDatabase, type TestDatabase } from './index.js';
 
@@ -29,20 +30,6 @@ export interface ColdStartStatus {
   readonly start: { readonly from: string; readonly records: number };
   /** The state it holds, in `ColdStartBenchOptions.held` units. */
   readonly held: number;
-}
-
-/** A figure as `recordBenchFigure` (tools/bench-results.mjs) takes it. */
-export interface ColdStartFigure {
-  readonly benchmark: string;
-  readonly source: string;
-  readonly case: string;
-  readonly metric: string;
-  readonly unit: string;
-  readonly value: number;
-  readonly baseline: string;
-  readonly baselineValue: number;
-  readonly target?: { readonly on: 'ratio'; readonly atMost: number; readonly source: string };
-  readonly note?: string;
 }
 
 export interface ColdStartBenchOptions {
@@ -77,7 +64,7 @@ export interface ColdStartBenchOptions {
   /** Reads the status route at `base`. */
   status(base: string): Promise<ColdStartStatus>;
   /** Records one figure (`recordBenchFigure`). */
-  record(figure: ColdStartFigure): void;
+  record(figure: BenchFigure): void;
 }
 
 interface Started {

@@ -30,4 +30,4 @@ export async function createTestDatabase(prefix = 'gh_it'): Promise<TestDatabase
 }
 export { freePort, type HttpAnswer, type HttpClient, httpClient, listenOnLoopback, percentile, readAnswer } from './http.js';
 export { replaceTopic } from './replace-topic.js';
-export { type ColdStartBenchOptions, type ColdStartFigure, type ColdStartStatus, type ColdStartWorld, runColdStartBench } from './cold-start-bench.js';
+export { type ColdStartBenchOptions, type ColdStartStatus, type ColdStartWorld, runColdStartBench } from './cold-start-bench.js';
