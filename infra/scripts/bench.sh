@@ -29,6 +29,7 @@ programs=(
   services/approval/dist/bench/cold-start.bench.js
   services/idempotency-ledger/dist/bench/cold-start.bench.js
   services/policy/dist/bench/cold-start.bench.js
+  services/audit-export/dist/bench/cold-start.bench.js
 )
 started=$SECONDS
 for program in "${programs[@]}"; do

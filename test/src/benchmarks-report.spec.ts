@@ -25,6 +25,7 @@ describe('docs/benchmarks.md', () => {
       'libs/guard/src/bench/schema-guardrail.bench.ts',
       'services/approval/src/bench/approval.bench.ts',
       'services/approval/src/bench/cold-start.bench.ts',
+      'services/audit-export/src/bench/cold-start.bench.ts',
       'services/audit-export/src/bench/export.bench.ts',
       'services/idempotency-ledger/src/bench/cold-start.bench.ts',
       'services/idempotency-ledger/src/bench/ledger.bench.ts',

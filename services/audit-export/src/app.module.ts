@@ -4,6 +4,7 @@ import { DATA_SOURCE, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { AuditRuntime } from './audit-runtime.js';
+import { AuditStatusController } from './audit-status/audit-status.http.controller.js';
 import { type ExportOptions, exportOptionsFromEnv } from './export-config.js';
 import { GetDecisionController } from './get-decision/get-decision.http.controller.js';
 import { AuditExceptionFilter } from './http/audit-exception.filter.js';
@@ -25,7 +26,7 @@ export class AuditExportModule implements OnModuleDestroy {
       module: AuditExportModule,
       imports: [ServiceRuntimeModule.forRoot({ config, migrations: AUDIT_EXPORT_MIGRATIONS })],
       // The list route is declared before `:id` so `/v1/decisions` is never read as an id.
-      controllers: [QueryDecisionsController, GetDecisionController, RunTimelineController, RestartExportController],
+      controllers: [QueryDecisionsController, GetDecisionController, RunTimelineController, RestartExportController, AuditStatusController],
       providers: [
         { provide: EXPORT_OPTIONS, useValue: options },
         {

@@ -6,7 +6,8 @@ import { type DataSource } from 'typeorm';
 import { type ExportOptions, hasSinks } from './export-config.js';
 import { ExportLease } from './export/export-lease.js';
 import { type ExportLog, ExportPipeline, type ExportStatus } from './export/export-pipeline.js';
-import { decisionsLog, DecisionsProjection, PROJECTION_NAME } from './projection/decisions-projection.js';
+import { AuditError } from './errors.js';
+import { decisionsLog, DecisionsProjection, type PartitionProgress, progressOf, PROJECTION_NAME, type ProjectionStart } from './projection/decisions-projection.js';
 import { type AuditSink } from './sinks/audit-sink.js';
 import { RotatingFileSink } from './sinks/file-sink.js';
 import { HttpSink } from './sinks/http-sink.js';
@@ -26,6 +27,19 @@ export interface AuditRuntimeOptions {
   readonly deadLetters?: (poison: readonly PoisonRecord[]) => Promise<void>;
   /** The service's projection logs: nothing is projected, exported or served before the audit log is bound. */
   readonly logs: ProjectionLogs;
+}
+
+/** `GET /v1/audit-status`: how far the projection and the export are behind the audit topic (offsets and counts only). */
+export interface AuditStatus {
+  readonly projection: {
+    /** Null until the audit log is bound and the first read began. */
+    readonly start: ProjectionStart | null;
+    readonly partitions: readonly PartitionProgress[];
+    /** Records on the topic not yet in the projection's committed rows. */
+    readonly lag: number;
+  };
+  /** Null without a sink; `lag` null while this replica stands by. */
+  readonly export: (ExportStatus & { readonly lag: number | null }) | null;
 }
 
 /** Builds the configured sinks. */
@@ -108,6 +122,19 @@ export class AuditRuntime {
     if (this.pipeline) return this.pipeline.status();
     if (!this.standingBy) return undefined;
     return { name: this.options.export.name, phase: 'standby', paused: false, positions: {}, sinks: [], exported: 0, sinkFailures: 0, skipped: 0 };
+  }
+
+  /** The projection's and the export's progress against the ends of the audit topic; AUDIT.UNAVAILABLE when the broker or database does not answer. */
+  async status(): Promise<AuditStatus> {
+    const topic = topicName('audit', this.options.namespace);
+    try {
+      const projection = await progressOf(this.options.admin, topic, await this.projection.storedOffsets());
+      const exported = this.exportStatus();
+      const exportLag = exported && exported.phase !== 'standby' ? (await progressOf(this.options.admin, topic, exported.positions)).lag : null;
+      return { projection: { start: this.projection.startReport() ?? null, ...projection }, export: exported ? { ...exported, lag: exportLag } : null };
+    } catch {
+      throw new AuditError('AUDIT.UNAVAILABLE');
+    }
   }
 
   /** Resolves once the export runs (immediately when there is none, or the audit log was refused). */

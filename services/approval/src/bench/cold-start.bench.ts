@@ -40,7 +40,7 @@ await runColdStartBench({
   source: 'services/approval/src/bench/cold-start.bench.ts',
   name: 'approval',
   main: path.resolve(here, '../main.js'),
-  schema: 'approval',
+  resumeFrom: { from: 'snapshot', schema: 'approval' },
   history: 'settled approval events',
   live: `${LIVE} live requests`,
   held: 'approvals held',

@@ -1,7 +1,7 @@
 import { AUDIT_EVENT_LIMITS, decisionTooLarge, eventDigest, GatehouseError, isDecisionRecorded, type Keyring, topicName } from '@gatehouse/contracts';
 import { type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { jsonbParam, type LogBinding, type ProjectedLog, ProjectionOffsets } from '@gatehouse/service-runtime';
-import { type Kafka } from 'kafkajs';
+import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportLog } from '../export/export-pipeline.js';
 import { type AuditRecord, type RecordVerification } from '../feeds/export-line.js';
@@ -73,6 +73,37 @@ export function decisionRow(record: AuditRecord) {
 
 type DecisionRow = ReturnType<typeof decisionRow>;
 
+/** One partition's progress: the next offset to read, the topic's end, and the records between. */
+export interface PartitionProgress {
+  readonly partition: number;
+  readonly next: string;
+  readonly end: string;
+  readonly lag: number;
+}
+
+/**
+ * How far `positions` (per partition, the next offset to read) are behind the ends of `topic`; a
+ * partition without a position reads from its first remaining record.
+ */
+export async function progressOf(admin: Admin, topic: string, positions: Readonly<Record<number, string>>): Promise<{ partitions: PartitionProgress[]; lag: number }> {
+  const ends = await admin.fetchTopicOffsets(topic);
+  const partitions = ends
+    .map(({ partition, high, low }) => {
+      const stored = positions[partition];
+      const next = stored === undefined || BigInt(stored) < BigInt(low) ? low : stored;
+      return { partition, next, end: high, lag: Math.max(0, Number(BigInt(high) - BigInt(next))) };
+    })
+    .sort((a, b) => a.partition - b.partition);
+  return { partitions, lag: partitions.reduce((sum, p) => sum + p.lag, 0) };
+}
+
+/** Where this process's projection began: from the offsets stored with the rows, or (none stored) from the first record. */
+export interface ProjectionStart {
+  readonly from: 'stored-offsets' | 'offset-0';
+  /** Records applied since this process started. */
+  readonly records: number;
+}
+
 /**
  * Keeps `decisions` in step with the audit topic: per fetched partition batch, the rows and the
  * partition's next offset are written in one transaction (exactly-once by offset); a record
@@ -90,6 +121,8 @@ export class DecisionsProjection {
   private binding: LogBinding | undefined;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  private startedFrom: ProjectionStart['from'] | undefined;
+  private applied = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -116,6 +149,11 @@ export class DecisionsProjection {
     void this.run();
   }
 
+  /** Where this process began reading (undefined until it has), and how many records it applied since. */
+  startReport(): ProjectionStart | undefined {
+    return this.startedFrom ? { from: this.startedFrom, records: this.applied } : undefined;
+  }
+
   storedOffsets(): Promise<Record<number, string>> {
     return this.offsets.load(this.dataSource.manager, this.topic);
   }
@@ -132,6 +170,7 @@ export class DecisionsProjection {
       this.checkpoints.clear();
       this.poison.clear();
       const from = await this.storedOffsets();
+      this.startedFrom ??= Object.keys(from).length > 0 ? 'stored-offsets' : 'offset-0';
       this.tail = await tailTopic(this.kafka, 'audit', {
         namespace: this.namespace,
         fromOffsets: from,
@@ -228,6 +267,7 @@ export class DecisionsProjection {
         await new Promise((r) => setTimeout(r, Math.min(5_000, 200 * 2 ** attempt)));
       }
     }
+    this.applied += rows.length + checkpoints.length + poison.length;
     this.rows.set(partition, []);
     this.checkpoints.set(partition, []);
     this.poison.set(partition, []);

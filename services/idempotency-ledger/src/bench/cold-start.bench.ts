@@ -41,7 +41,7 @@ try {
     source: 'services/idempotency-ledger/src/bench/cold-start.bench.ts',
     name: 'ledger',
     main: path.resolve(here, '../main.js'),
-    schema: 'ledger',
+    resumeFrom: { from: 'snapshot', schema: 'ledger' },
     history: 'settled ledger events',
     live: `${LIVE} live reservations`,
     held: 'keys held',

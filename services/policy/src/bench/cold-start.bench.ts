@@ -40,7 +40,7 @@ try {
     source: 'services/policy/src/bench/cold-start.bench.ts',
     name: 'policy',
     main: path.resolve(here, '../main.js'),
-    schema: 'policy',
+    resumeFrom: { from: 'snapshot', schema: 'policy' },
     history: 'policy events',
     live: `${SETS} live versions`,
     held: 'versions held',
