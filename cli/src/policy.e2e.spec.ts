@@ -59,6 +59,18 @@ describe('gatehouse policy on local files', () => {
     expect(run(['validate']).status).toBe(2);
   });
 
+  it('compiles every expression as a guard would: a bundle whose condition does not parse is invalid, at its position (exit 1)', () => {
+    const broken = BUNDLE.replace('input.amount > 100', 'input.amount >> 100');
+    expect(broken).not.toBe(BUNDLE);
+    const result = run(['validate', file('broken.yaml', broken)]);
+    expect(result.status).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ valid: false, code: 'GATEKEEPER.EXPRESSION_SYNTAX', details: { policyId: 'refund-limit', field: 'rules.denyWhen', position: expect.any(Number) } });
+    // A predicate is the guard's own code: named, not judged.
+    const withPredicate = BUNDLE.replace('denyWhen: "input.amount > 100"', 'denyWhen: { predicate: fraudScoreHigh }');
+    expect(withPredicate).not.toBe(BUNDLE);
+    expect(run(['validate', file('predicate.yaml', withPredicate)])).toMatchObject({ status: 0, stdout: "policy validate: refunds: 2 policies, valid (needs the guard's predicates: fraudScoreHigh)\n" });
+  });
+
   it('simulates and explains a call against a bundle file', () => {
     const denied = run(['simulate', '--bundle', file('b.yaml', BUNDLE), '--context', file('c.json', context(500))]);
     expect(denied.status).toBe(0);

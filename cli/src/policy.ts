@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GatehouseError, type JsonValue, topicName } from '@gatehouse/contracts';
-import { createGatekeeper, type GatekeeperContext, parseGatekeeperBundle } from '@gatehouse/guard/gatekeeper';
+import { compileGatekeeperBundle, createGatekeeper, type GatekeeperContext } from '@gatehouse/guard/gatekeeper';
 import { createKafkaClient, kafkaConfigFromEnv, offsetsAtTime, replayTopic } from '@gatehouse/kafka';
 import { describeWhatIf, type RecordedDecision, recordedGatekeeperDecision, whatIf } from './policy-what-if.js';
 
@@ -44,8 +44,10 @@ export async function runPolicyCommand(command: string | undefined, argv: readon
     const [file, extra] = argv;
     if (!file || extra !== undefined) throw new PolicyUsageError('validate needs exactly one bundle file');
     try {
-      const bundle = parseGatekeeperBundle(readText(file, 'bundle'));
-      print(`policy validate: ${bundle.policySetId}: ${bundle.policies.length} polic${bundle.policies.length === 1 ? 'y' : 'ies'}, valid`);
+      // Compiled as a guard's load compiles it: schema first, then every expression.
+      const { bundle, predicates } = compileGatekeeperBundle(readText(file, 'bundle'));
+      const needs = predicates.length > 0 ? ` (needs the guard's predicates: ${predicates.join(', ')})` : '';
+      print(`policy validate: ${bundle.policySetId}: ${bundle.policies.length} polic${bundle.policies.length === 1 ? 'y' : 'ies'}, valid${needs}`);
       return 0;
     } catch (error) {
       if (!(error instanceof GatehouseError)) throw error;

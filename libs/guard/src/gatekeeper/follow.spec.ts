@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { type JsonValue } from '@gatehouse/contracts';
 import { type PublishedBundle } from '@gatehouse/policies';
+import { GatehouseError } from '@gatehouse/contracts';
 import { createGatekeeper, followPolicyBundles } from './index.js';
 
 const bundleOf = (policySetId: string, rule: string): Record<string, JsonValue> => ({
@@ -49,5 +50,34 @@ describe('followPolicyBundles', () => {
     const watcher = { current: (id: string) => (id === 'payments' ? published('payments', 7, bundleOf('payments', 'denyWhen')) : undefined) };
     expect(follower.catchUp(watcher)).toEqual({ policySetId: 'payments', revision: 7 });
     expect(gk.evaluate(ctx).effect).toBe('deny');
+  });
+
+  it('denies every call once the watcher it follows stops, in audit mode says so, and allows again when it follows', () => {
+    for (const mode of ['enforce', 'audit'] as const) {
+      const gk = createGatekeeper({ bundle: bundleOf('payments', 'allowWhen'), mode });
+      let following = true;
+      const watcher = {
+        current: (id: string) => {
+          if (!following) throw new GatehouseError('POLICY.BUNDLES_UNAVAILABLE', 'the policy bundles no longer follow the log', { category: 'unavailable' });
+          return id === 'payments' ? published('payments', 3, bundleOf('payments', 'allowWhen')) : undefined;
+        },
+      };
+      followPolicyBundles(gk, 'payments').catchUp(watcher);
+      expect(gk.evaluate(ctx)).toMatchObject({ effect: 'allow', bundle: { revision: 3 } });
+      following = false;
+      const stopped = gk.evaluate(ctx);
+      if (mode === 'enforce') expect(stopped).toMatchObject({ effect: 'deny', fault: 'GATEKEEPER.BUNDLE_UNAVAILABLE', bundle: { revision: 3 } });
+      else expect(stopped).toMatchObject({ effect: 'allow', wouldHave: { effect: 'deny', fault: 'GATEKEEPER.BUNDLE_UNAVAILABLE' } });
+      expect(gk.simulate(ctx, { mode: 'enforce' })).toMatchObject({ effect: 'deny', fault: 'GATEKEEPER.BUNDLE_UNAVAILABLE' });
+      expect(gk.explain(ctx).decision).toEqual(stopped);
+      following = true;
+      expect(gk.evaluate(ctx)).toMatchObject({ effect: 'allow', mode });
+    }
+  });
+
+  it('a gatekeeper no follower caught up keeps the bundle it was given', () => {
+    const gk = createGatekeeper({ bundle: bundleOf('payments', 'allowWhen') });
+    followPolicyBundles(gk, 'payments');
+    expect(gk.evaluate(ctx).effect).toBe('allow');
   });
 });

@@ -1,7 +1,7 @@
 // Hot reload: feeds the signed bundles `watchPolicyBundles` follows into a gatekeeper.
 import { GatehouseError, isGatehouseError } from '@gatehouse/contracts';
 import { type PublishedBundle } from '@gatehouse/policies';
-import { type BundleVersion, type Gatekeeper } from './gatekeeper.js';
+import { assertGatekeeperOptions, attachBundleSource, type BundleVersion, type Gatekeeper } from './gatekeeper.js';
 
 export interface BundleFollowerOptions {
   /** Called when a published revision could not be loaded (the previous bundle stays in force). */
@@ -13,7 +13,11 @@ export interface BundleFollowerOptions {
 export interface BundleFollower {
   /** Pass as `watchPolicyBundles({ onChange })`: loads revisions of the followed policy set. */
   readonly onChange: (published: PublishedBundle) => void;
-  /** Loads the watcher's current revision (after start-up replay); returns the version in force. */
+  /**
+   * Loads the watcher's current revision (after start-up replay) and ties the gatekeeper to the
+   * watcher: once it stops following the log (`current` throws POLICY.BUNDLES_UNAVAILABLE), every
+   * decision is a deny with fault GATEKEEPER.BUNDLE_UNAVAILABLE. Returns the version in force.
+   */
   catchUp(watcher: { current(policySetId: string): PublishedBundle | undefined }): BundleVersion;
   /** The last load error, if the newest revision was refused. */
   lastError(): GatehouseError | undefined;
@@ -26,6 +30,7 @@ export interface BundleFollower {
  * watchPolicyBundles({ ..., onChange: f.onChange }); f.catchUp(w);`.
  */
 export function followPolicyBundles(gatekeeper: Gatekeeper, policySetId: string, options: BundleFollowerOptions = {}): BundleFollower {
+  assertGatekeeperOptions('followPolicyBundles', options, ['onError', 'onLoaded']);
   let error: GatehouseError | undefined;
   const apply = (published: PublishedBundle): void => {
     if (published.policySetId !== policySetId) return;
@@ -53,6 +58,10 @@ export function followPolicyBundles(gatekeeper: Gatekeeper, policySetId: string,
     catchUp(watcher: { current(id: string): PublishedBundle | undefined }): BundleVersion {
       const published = watcher.current(policySetId);
       if (published !== undefined) apply(published);
+      attachBundleSource(gatekeeper, () => {
+        watcher.current(policySetId);
+        return true;
+      });
       return gatekeeper.version();
     },
     lastError: () => error,

@@ -1,6 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
-import { createGatekeeper, type GatekeeperContext, type GatekeeperOptions } from './index.js';
+import { compileGatekeeperBundle, createGatekeeper, followPolicyBundles, gatekeeperGuardrail, type GatekeeperContext, type GatekeeperOptions } from './index.js';
 
 const refund = {
   policySetId: 'payments',
@@ -204,6 +204,44 @@ describe('load-time errors', () => {
     }
     expect(error?.code).toBe('GATEKEEPER.EXPRESSION_SYNTAX');
     expect(error?.details).toMatchObject({ policyId: 'bad', field: 'rules.allowWhen', position: 10 });
+  });
+
+  it('compileGatekeeperBundle finds what a load would refuse, without the guard: expressions in rules, rewrite conditions and computed values', () => {
+    const error = (bundle: unknown) => {
+      try {
+        compileGatekeeperBundle(bundle);
+      } catch (e) {
+        return e instanceof GatehouseError ? { code: e.code, details: e.details } : 'not-a-gatehouse-error';
+      }
+      return undefined;
+    };
+    expect(error(bundleOf({ id: 'bad', priority: 1, rules: { allowWhen: 'input.a ==' } }))).toEqual({ code: 'GATEKEEPER.EXPRESSION_SYNTAX', details: expect.objectContaining({ policyId: 'bad', field: 'rules.allowWhen', position: 10 }) });
+    expect(error(bundleOf({ id: 'w', priority: 1, rules: { allowWhen: 'true', rewrite: { when: 'input.__proto__ == 1', set: { a: 1 } } } }))).toMatchObject({ code: 'GATEKEEPER.EXPRESSION_FORBIDDEN_PATH', details: { policyId: 'w', field: 'rules.rewrite.when' } });
+    expect(error(bundleOf({ id: 's', priority: 1, rules: { allowWhen: 'true', rewrite: { set: { a: { expr: 'input.b +' } } } } }))).toMatchObject({ code: 'GATEKEEPER.EXPRESSION_SYNTAX', details: { policyId: 's', field: 'rules.rewrite.set.a' } });
+    expect(error({ policySetId: 'set', policies: [{ id: 'x' }] })).toMatchObject({ code: 'GATEKEEPER.BUNDLE_INVALID' });
+    // Predicates are the guard's code: listed, and what else the bundle says still compiles.
+    const { bundle, predicates } = compileGatekeeperBundle(bundleOf({ id: 'p', priority: 1, rules: { allowWhen: { predicate: 'b' }, denyWhen: { predicate: 'a' }, requireApprovalWhen: 'input.amount > 5' } }));
+    expect([bundle.policies.length, predicates]).toEqual([1, ['a', 'b']]);
+    // What it accepts, a gatekeeper loads (given the predicates).
+    expect(createGatekeeper({ bundle, predicates: { a: () => false, b: () => true } }).evaluate(ctx({ amount: 1 }, { call: { tool: 'x' } })).effect).toBe('allow');
+  });
+
+  it('every gatekeeper factory refuses an option it does not know, naming it', () => {
+    const unknown = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (e) {
+        return e instanceof GatehouseError ? [e.code, e.message] : 'not-a-gatehouse-error';
+      }
+      return undefined;
+    };
+    // What a HazelJS user passes: an audit sink and a default decision, never silently dropped.
+    expect(unknown(() => createGatekeeper({ bundle: refund, auditSink: () => undefined } as GatekeeperOptions))).toEqual(['GATEKEEPER.INVALID_OPTIONS', expect.stringContaining('unknown option "auditSink"')]);
+    expect(unknown(() => createGatekeeper({ bundle: refund, defaultDecision: 'allow' } as GatekeeperOptions))).toEqual(['GATEKEEPER.INVALID_OPTIONS', expect.stringContaining('unknown option "defaultDecision"')]);
+    const gk = gatekeeper();
+    expect(unknown(() => gatekeeperGuardrail(gk, { environment: 'prod', approvalProvider: {} } as never))).toEqual(['GATEKEEPER.INVALID_OPTIONS', expect.stringContaining('unknown option "approvalProvider"')]);
+    expect(unknown(() => followPolicyBundles(gk, 'payments', { onChange: () => undefined } as never))).toEqual(['GATEKEEPER.INVALID_OPTIONS', expect.stringContaining('unknown option "onChange"')]);
+    expect(unknown(() => gatekeeperGuardrail(gk, { environment: 'prod', name: 'gk' }))).toBeUndefined();
   });
 
   it('refuses an unregistered predicate', () => {

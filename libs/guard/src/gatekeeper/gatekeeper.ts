@@ -3,6 +3,7 @@
 // evaluate records, simulate and explain only compute.
 import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { evaluateExpression, jsonEqual, parseExpression, type Expr, type ExpressionScope } from './expression.js';
+import { readOptions } from '../policy-engine/policies/validation.js';
 import { parseGatekeeperBundle, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy } from './schema.js';
 
 /** `enforce` (default): decisions applied, default deny, fail closed. `audit`: evaluated and recorded, then allowed. `disabled`: bypassed. */
@@ -181,6 +182,7 @@ const REASONS = {
   rewriteUnvalidated: 'rewritten input cannot be re-validated: no validator configured (fail closed)',
   disabled: 'gatekeeper disabled',
   recordFailed: 'decision could not be recorded (fail closed)',
+  unavailable: 'the policy bundles no longer follow the log (fail closed)',
 } as const;
 
 /** Thrown inside a round to fail it closed; never escapes the gatekeeper. */
@@ -278,6 +280,44 @@ function compilePolicy(policy: GatekeeperPolicy, predicates: Readonly<Record<str
   });
   return { source: policy, match, rules, ...(rewrite === undefined ? {} : { rewrite }) };
 }
+
+/**
+ * Compiles every condition and computed value of a bundle as a guard's `load` does, so a bundle no
+ * guard could load is refused where it is validated or published, not found out where it is
+ * enforced. Throws the load's typed error: the schema's (GATEKEEPER.BUNDLE_INVALID with each
+ * path), or an expression's (GATEKEEPER.EXPRESSION_SYNTAX, _LIMIT, _FORBIDDEN_PATH with `policyId`,
+ * `field` and `position`). Predicates are the guard's own code: their names are listed, not checked.
+ */
+export function compileGatekeeperBundle(source: unknown): { readonly bundle: GatekeeperBundle; readonly predicates: readonly string[] } {
+  const bundle = parseGatekeeperBundle(source);
+  const names = new Set<string>();
+  for (const { rules } of bundle.policies) {
+    for (const condition of [rules.denyWhen, rules.requireApprovalWhen, rules.allowWhen, rules.rewrite?.when]) {
+      if (condition !== undefined && typeof condition !== 'string') names.add(condition.predicate);
+    }
+  }
+  compileBundle(bundle, undefined, Object.fromEntries([...names].map((name) => [name, () => false])));
+  return { bundle, predicates: [...names].sort() };
+}
+
+// Set by `followPolicyBundles` once it follows a watcher: the gatekeeper then asks, per decision,
+// whether its bundles still follow the log. Internal to the library (not exported from the package).
+const bundleSources = new WeakMap<Gatekeeper, (following: () => boolean) => void>();
+
+/** Ties `gatekeeper`'s decisions to `following`: while it is false (or throws), every decision is a fail-closed deny. */
+export function attachBundleSource(gatekeeper: Gatekeeper, following: () => boolean): void {
+  const attach = bundleSources.get(gatekeeper);
+  if (!attach) throw new GatehouseError('GATEKEEPER.INVALID_OPTIONS', 'not a gatekeeper made by createGatekeeper', { category: 'validation' });
+  attach(following);
+}
+
+const isFollowing = (following: () => boolean): boolean => {
+  try {
+    return following();
+  } catch {
+    return false;
+  }
+};
 
 function compileBundle(input: unknown, revision: number | undefined, predicates: Readonly<Record<string, GatekeeperPredicate>>): CompiledBundle {
   if (revision !== undefined && (!Number.isSafeInteger(revision) || revision < 0)) {
@@ -591,7 +631,22 @@ function decideFromFacts(bundle: CompiledBundle, facts: Omit<GatekeeperContext, 
  * Creates a gatekeeper over a validated bundle. Throws a GatehouseError at construction for an
  * invalid bundle, condition (with its position), unknown predicate or mode; never at evaluation.
  */
+const GATEKEEPER_OPTIONS = ['bundle', 'revision', 'mode', 'predicates', 'validateInput', 'maxRewrites', 'onDecision'] as const;
+
+/**
+ * Refuses an options object with a key `where` does not know (GATEKEEPER.INVALID_OPTIONS naming
+ * it): a migrating user's `auditSink` or `defaultDecision` must not be dropped without a word.
+ */
+export function assertGatekeeperOptions(where: string, options: unknown, known: readonly string[]): void {
+  try {
+    readOptions(where, options, known);
+  } catch (cause) {
+    throw new GatehouseError('GATEKEEPER.INVALID_OPTIONS', cause instanceof Error ? cause.message : `${where}: invalid options`, { category: 'validation', cause });
+  }
+}
+
 export function createGatekeeper(options: GatekeeperOptions): Gatekeeper {
+  assertGatekeeperOptions('createGatekeeper', options, GATEKEEPER_OPTIONS);
   const mode = assertGatekeeperMode(options.mode);
   const maxRewrites = options.maxRewrites ?? DEFAULT_MAX_REWRITES;
   if (!Number.isSafeInteger(maxRewrites) || maxRewrites < 0 || maxRewrites > 100) {
@@ -604,10 +659,14 @@ export function createGatekeeper(options: GatekeeperOptions): Gatekeeper {
   };
   // The one mutable cell: a load swaps it in a single assignment after compiling succeeded.
   let current = compileBundle(options.bundle, options.revision, resolved.predicates);
+  // Until a follower attaches its watcher, the bundle given here is the one in force.
+  let following: () => boolean = () => true;
 
   const run = (ctx: GatekeeperContext, runMode: GatekeeperMode, explain: boolean): { decision: GatekeeperDecision; first?: RoundResult } => {
     const bundle = current;
     if (runMode === 'disabled') return { decision: Object.freeze({ effect: 'allow', mode: runMode, bundle: bundle.version, reason: REASONS.disabled }) };
+    // The watcher stopped: the bundle held may no longer be the one in force, so nothing is allowed by it.
+    if (!isFollowing(following)) return { decision: applyMode(runMode, bundle.version, { effect: 'deny', reason: REASONS.unavailable, fault: 'GATEKEEPER.BUNDLE_UNAVAILABLE' }) };
     try {
       const { decision, first } = decide(bundle, ctx, resolved, explain);
       return { decision: applyMode(runMode, bundle.version, decision), ...(first === undefined ? {} : { first }) };
@@ -617,7 +676,7 @@ export function createGatekeeper(options: GatekeeperOptions): Gatekeeper {
     }
   };
 
-  return Object.freeze({
+  const gatekeeper: Gatekeeper = Object.freeze({
     mode,
     version: () => current.version,
     policyIds: () => current.policyIds,
@@ -655,4 +714,8 @@ export function createGatekeeper(options: GatekeeperOptions): Gatekeeper {
       return next.version;
     },
   });
+  bundleSources.set(gatekeeper, (source) => {
+    following = source;
+  });
+  return gatekeeper;
 }

@@ -3,7 +3,7 @@
 import { type JsonValue } from '@gatehouse/contracts';
 import { type GuardrailReasonCode } from '../guardrails/reasons.js';
 import { type Guardrail, type GuardrailInput, type GuardrailVerdict } from '../guardrails/types.js';
-import { type BundleVersion, type Gatekeeper, type GatekeeperDecision, type GatekeeperEffect } from './gatekeeper.js';
+import { assertGatekeeperOptions, type BundleVersion, type Gatekeeper, type GatekeeperDecision, type GatekeeperEffect } from './gatekeeper.js';
 
 /** A verdict from the gatekeeper guardrail: the port's verdict plus the decision's provenance. */
 export interface GatekeeperVerdict extends GuardrailVerdict {
@@ -33,7 +33,7 @@ export function bundleDetection(bundle: BundleVersion): string {
 
 // The fault codes a decision can carry (every GATEKEEPER.* code the gatekeeper's evaluation raises).
 const FAULT_CODES = [
-  'EVALUATION_FAILED', 'EXPRESSION_FORBIDDEN_PATH', 'EXPRESSION_LIMIT', 'EXPRESSION_SYNTAX', 'INPUT_TOO_DEEP', 'NO_TOOL_CALL',
+  'BUNDLE_UNAVAILABLE', 'EVALUATION_FAILED', 'EXPRESSION_FORBIDDEN_PATH', 'EXPRESSION_LIMIT', 'EXPRESSION_SYNTAX', 'INPUT_TOO_DEEP', 'NO_TOOL_CALL',
   'PREDICATE_FAILED', 'PREDICATE_NOT_BOOLEAN', 'RECORD_FAILED', 'REWRITE_BOUND_EXCEEDED', 'REWRITE_FAILED', 'REWRITE_INVALID',
   'REWRITE_NOT_OBJECT', 'REWRITE_PATH_CONFLICT', 'REWRITE_UNVALIDATED', 'REWRITE_VALUE_UNDEFINED', 'UNKNOWN_PREDICATE',
 ] as const;
@@ -104,6 +104,7 @@ export function verdictOf(decision: GatekeeperDecision): GatekeeperVerdict {
  * (agent, tenant, actor, run) and `options.environment`; the tool arguments are only `input`.
  */
 export function gatekeeperGuardrail(gatekeeper: Gatekeeper, options: GatekeeperGuardrailOptions = {}): Guardrail {
+  assertGatekeeperOptions('gatekeeperGuardrail', options, ['name', 'environment']);
   const declared = declaredUnder(gatekeeper);
   return Object.freeze({
     name: options.name ?? 'gatekeeper',

@@ -22,6 +22,7 @@ export {
 export { EXPRESSION_LIMITS, parseExpression, evaluateExpression, type Expr, type ExpressionScope, type PathRoot, type BinaryOperator } from './expression.js';
 export {
   createGatekeeper,
+  compileGatekeeperBundle,
   assertGatekeeperMode,
   matchesPattern,
   GATEKEEPER_MODES,

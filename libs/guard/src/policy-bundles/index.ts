@@ -2,6 +2,7 @@ import { GatehouseError, type Keyring } from '@gatehouse/contracts';
 import { FoldReader } from '@gatehouse/kafka';
 import { applyPolicyEvent, createPolicyBundlesState, type PolicyBundlesState, type PolicyVerdict, type PublishedBundle } from '@gatehouse/policies';
 import { type Kafka } from 'kafkajs';
+import { assertGatekeeperOptions } from '../gatekeeper/gatekeeper.js';
 import { randomUUID } from 'node:crypto';
 
 export type { PublishedBundle } from '@gatehouse/policies';
@@ -40,6 +41,7 @@ export interface PolicyBundleWatcher {
  * is ignored and reported as `SECURITY.UNTRUSTED_GRANT`.
  */
 export async function watchPolicyBundles(options: PolicyBundleWatcherOptions): Promise<PolicyBundleWatcher> {
+  assertGatekeeperOptions('watchPolicyBundles', options, ['kafka', 'keyring', 'namespace', 'source', 'onChange', 'replayTimeoutMs']);
   // One state, created here so the change callback can read it while the reader is still starting.
   const state = createPolicyBundlesState(options.keyring);
   const reader = await FoldReader.start<'policies', PolicyBundlesState, PolicyVerdict>({

@@ -5,6 +5,7 @@ import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { bundleDigest } from '@gatehouse/policies';
 import { type Kafka } from 'kafkajs';
+import { createGatekeeper, followPolicyBundles } from '../gatekeeper/index.js';
 import { type PublishedBundle, watchPolicyBundles } from './index.js';
 
 let kafka: Kafka;
@@ -53,5 +54,26 @@ describe('policy bundles on the real broker', () => {
     } finally {
       await producer.close();
     }
+  });
+
+  it('a gatekeeper following a watcher that stopped denies every call instead of enforcing its last bundle', async () => {
+    const namespace = await provisionedNamespace(kafka);
+    const allowAll = { policySetId: 'refunds', policies: [{ id: 'open', version: '1', priority: 1, match: { tools: ['*'] }, rules: { allowWhen: 'true' } }] };
+    const producer = await EventProducer.connect(kafka, { namespace });
+    try {
+      await producer.publish('policies', signEvent(createEvent(PolicyBundlePublishedV1, { source: 'service:policy', tenant: 'acme', subject: 'refunds' }, { policySetId: 'refunds', revision: 1, digest: bundleDigest(allowAll), publishedBy: 'user:ops', bundle: allowAll }), TEST_KEYS.policy));
+    } finally {
+      await producer.close();
+    }
+    const gatekeeper = createGatekeeper({ bundle: { policySetId: 'refunds', policies: [] } });
+    const follower = followPolicyBundles(gatekeeper, 'refunds');
+    const watcher = await watchPolicyBundles({ kafka, keyring: TEST_KEYRING, namespace, onChange: follower.onChange });
+    expect(follower.catchUp(watcher)).toEqual({ policySetId: 'refunds', revision: 1 });
+    const call = { identity: { agent: 'support-bot' }, call: { tool: 'payments.refund' }, input: { amount: 10 } };
+    expect(gatekeeper.evaluate(call).effect).toBe('allow');
+    // The watcher stops following the log (closed here; a fatal consumer error stops it the same way).
+    await watcher.close();
+    expect(watcher.stats().following).toBe(false);
+    expect(gatekeeper.evaluate(call)).toMatchObject({ effect: 'deny', fault: 'GATEKEEPER.BUNDLE_UNAVAILABLE', bundle: { policySetId: 'refunds', revision: 1 } });
   });
 });

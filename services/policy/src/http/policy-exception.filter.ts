@@ -3,7 +3,7 @@ import { GatehouseExceptionFilter } from '@gatehouse/service-runtime';
 import { STATUS_BY_CODE } from '../errors.js';
 
 const MAPPING = {
-  statusByCode: { ...STATUS_BY_CODE, 'GATEKEEPER.BUNDLE_INVALID': 422, 'GATEKEEPER.BUNDLE_UNPARSEABLE': 422, 'GATEKEEPER.BUNDLE_TOO_LARGE': 413 },
+  statusByCode: { ...STATUS_BY_CODE, 'GATEKEEPER.BUNDLE_INVALID': 422, 'GATEKEEPER.BUNDLE_UNPARSEABLE': 422, 'GATEKEEPER.EXPRESSION_SYNTAX': 422, 'GATEKEEPER.EXPRESSION_LIMIT': 422, 'GATEKEEPER.EXPRESSION_FORBIDDEN_PATH': 422, 'GATEKEEPER.BUNDLE_TOO_LARGE': 413 },
   internal: { code: 'POLICY.INTERNAL', message: 'the policy service failed' },
 } as const;
 

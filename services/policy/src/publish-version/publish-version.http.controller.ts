@@ -1,6 +1,6 @@
 import { Body, Controller, Headers, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { type JsonValue } from '@gatehouse/contracts';
-import { parseGatekeeperBundle } from '@gatehouse/guard/gatekeeper';
+import { compileGatekeeperBundle } from '@gatehouse/guard/gatekeeper';
 import { z } from 'zod';
 import { type PolicyEngine } from '../engine/policy-engine.js';
 import { PolicyError } from '../errors.js';
@@ -21,7 +21,8 @@ export class PublishVersionController {
   ) {}
 
   /**
-   * Validates the bundle (the gatekeeper's schema; 422 with every problem's path), then publishes
+   * Validates the bundle (the gatekeeper's schema, 422 with every problem's path; then each
+   * expression compiled, 422 naming the policy, the field and the position), then publishes
    * it as the next immutable revision: signed, appended to the policies log, answered once folded
    * (201). Guards following the log pick it up without a restart.
    */
@@ -32,7 +33,8 @@ export class PublishVersionController {
     if (!POLICY_SET_ID.test(policySetId)) throw new PolicyError('POLICY.NOT_FOUND');
     assertMay(operator, policySetId, true);
     const request = parseRequest(PublishBody, body);
-    const bundle = parseGatekeeperBundle('document' in request ? request.document : request.bundle);
+    // Compiled as every guard's load compiles it: a bundle no guard could load is never signed or distributed.
+    const { bundle } = compileGatekeeperBundle('document' in request ? request.document : request.bundle);
     if (bundle.policySetId !== policySetId) {
       throw new PolicyError('POLICY.INVALID_BUNDLE', { field: 'policySetId' }, undefined, 'the bundle names another policy set than the URL');
     }
