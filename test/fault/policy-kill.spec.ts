@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { isDecisionRecorded } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { replayTopic } from '@gatehouse/kafka';
@@ -7,7 +8,8 @@ import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testi
 import { applyPolicyEvent, createPolicyBundlesState } from '@gatehouse/policies';
 import { type Kafka } from 'kafkajs';
 import { throwawayDatabase } from '../src/support/database.js';
-import { freePort, killAll, startService } from '../src/support/processes.js';
+import { serviceKafkaEnv } from '../src/support/kafka-auth.js';
+import { freePort, killAll, ROOT, startNode, startService } from '../src/support/processes.js';
 import { expectStartedFrom, type FoldStartStatus, SNAPSHOT_OFTEN, storedSnapshot, topicEnd } from './support/fold-snapshots.js';
 
 // The policy service SIGKILLed while operators publish bundle versions and agents ask it for
@@ -138,6 +140,13 @@ describe('the policy service killed mid-work', () => {
     }
     const status = await get<{ phase: string; versions: number; unappliedRecords: number }>('/v1/policy-status');
     expect(status).toMatchObject({ phase: 'running', versions: state.versions.size, unappliedRecords: 0 });
+
+    // The operator's check: the projection rebuilt from offset 0 into a fresh schema equals the
+    // live one, and the snapshot the killed service left is the fold of the log up to its offsets.
+    const replay = startNode(path.join(ROOT, 'services/policy/dist/cli/replay.js'), ['--compare', '--schema', 'policy_fault_replay'], { ...serviceKafkaEnv('policy'), ...env });
+    const exited = await replay.exited();
+    expect({ exited, output: exited === 0 ? '' : replay.output().slice(-3000) }).toEqual({ exited: 0, output: '' });
+    expect(JSON.parse(replay.output().trim().split('\n').at(-1) ?? '{}')).toMatchObject({ equal: true, snapshot: { status: 'equal' } });
 
     // Every decision handed out before the kill was recorded on the audit topic first.
     expect(decisions.length).toBeGreaterThan(0);

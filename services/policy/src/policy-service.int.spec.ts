@@ -3,11 +3,13 @@ import { checkGrant, type DecisionRecorded, isDecisionRecorded, type TopicEvent,
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { createGatekeeper, followPolicyBundles } from '@gatehouse/guard/gatekeeper';
 import { watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
-import { kafkaConfigFromEnv, kafkaGroupId, replayTopic } from '@gatehouse/kafka';
+import { EventProducer, kafkaConfigFromEnv, kafkaGroupId, replayTopic } from '@gatehouse/kafka';
 import { ClientKafka } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import { kafkaUserEnv, provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
+import { compareProjections, openServiceDatabase, rebuildProjection } from '@gatehouse/service-runtime';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
+import { policyProjection } from './projection/policy-projection.js';
 import { type Kafka } from 'kafkajs';
 import { bearer, type PolicyApp, startPolicyApp, testOperator } from './testing/policy-app.js';
 
@@ -140,6 +142,13 @@ describe('policy service', () => {
     expect(invalid.status).toBe(422);
     expect(invalid.body).toMatchObject({ code: 'GATEKEEPER.BUNDLE_INVALID', details: { issues: expect.any(Array) } });
     expect((await app.post('/v1/policy-sets/refunds/versions', { document: 'policies: [unclosed' }, bearer(admin))).status).toBe(422);
+    // Schema-valid, but no guard could compile it: refused before it is signed or appended.
+    const broken = { policySetId: 'refunds', policies: [{ id: 'limit', version: '1', priority: 1, match: { tools: ['payments.refund'] }, rules: { allowWhen: 'true', denyWhen: 'input.amount > ' } }] };
+    const uncompiled = await app.post('/v1/policy-sets/refunds/versions', { bundle: broken }, bearer(admin));
+    expect(uncompiled.status).toBe(422);
+    expect(uncompiled.body).toMatchObject({ code: 'GATEKEEPER.EXPRESSION_SYNTAX', details: { policyId: 'limit', field: 'rules.denyWhen', position: 15 } });
+    const forbidden = { ...broken, policies: [{ ...broken.policies[0], rules: { allowWhen: 'input.constructor == 1' } }] };
+    expect((await app.post('/v1/policy-sets/refunds/versions', { bundle: forbidden }, bearer(admin))).body).toMatchObject({ code: 'GATEKEEPER.EXPRESSION_FORBIDDEN_PATH', details: { policyId: 'limit', field: 'rules.allowWhen' } });
     expect((await app.post('/v1/policy-sets/refunds/versions', { bundle: { ...bundle(1), policySetId: 'shipping' } }, bearer(admin))).body).toMatchObject({ code: 'POLICY.INVALID_BUNDLE' });
     expect((await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(1) }, bearer(reader))).status).toBe(403);
     expect((await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(1) }, bearer(other))).status).toBe(403);
@@ -294,5 +303,31 @@ describe('recording decisions as the caller, never as the body says (issue 15, a
     expect(record?.correlationId).toBeUndefined();
     expect(record?.payload.runId).toBeUndefined();
     for (const value of ['other-bot', 'run-victim', 'user:ceo', 'intern']) expect(JSON.stringify(records)).not.toContain(value);
+  });
+
+  it('a publication replayed on the log leaves the projection as a rebuild from offset 0 makes it, wherever batches ended', async () => {
+    const { app, namespace } = await boot();
+    expect((await app.post('/v1/policy-sets/refunds/versions', { bundle: bundle(100) }, bearer(admin))).status).toBe(201);
+    // The same signed record appended again (a producer retry past its idempotence window): the fold refuses
+    // it, and the live service reads it in a batch of its own, where a rebuild reads both at once.
+    const published: TopicEvent<'policies'>[] = [];
+    await replayTopic(kafka, 'policies', { namespace, onRecord: (r) => void published.push(r.event) });
+    expect(published).toHaveLength(1);
+    const producer = await EventProducer.connect(kafka, { namespace });
+    try {
+      await producer.publish('policies', published[0] as TopicEvent<'policies'>);
+    } finally {
+      await producer.close();
+    }
+    await waitFor(() => (app.engine.status().projectedOffsets[0] === '2' ? true : undefined), { what: 'the replayed record projected' });
+    const rebuilt = `policy_r${schemaCount}`;
+    await rebuildProjection(policyProjection(TEST_KEYRING), { kafka, namespace, database: { url: database.url }, schema: rebuilt });
+    const sql = await openServiceDatabase({ url: database.url, schema: rebuilt, migrations: [] });
+    try {
+      const comparison = await compareProjections(policyProjection(TEST_KEYRING), sql.manager, { liveSchema: `policy_t${schemaCount}`, rebuiltSchema: rebuilt, namespace });
+      expect(comparison).toMatchObject({ equal: true, differences: [] });
+    } finally {
+      await sql.destroy();
+    }
   });
 });

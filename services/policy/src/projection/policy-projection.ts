@@ -40,6 +40,8 @@ export const POLICY_MIGRATIONS = [CreateProjectionOffsets1764489600000, CreatePo
 /** The policy fold's snapshot version: change it with any change to the fold's rules or state. */
 export const POLICIES_SNAPSHOT_VERSION = 'policies@1';
 
+// A version's content never changes; its position is the last record that touched it (a replayed
+// publication of the same revision too), so the row does not depend on where batches ended.
 async function upsertVersions(manager: EntityManager, schemaSql: string, rows: readonly object[]): Promise<void> {
   await manager.query(
     `INSERT INTO ${schemaSql}.policy_versions
@@ -48,7 +50,7 @@ async function upsertVersions(manager: EntityManager, schemaSql: string, rows: r
             to_timestamp(r.published_at / 1000.0), r.partition, r.last_offset, now()
        FROM jsonb_to_recordset($1::jsonb) AS r(version_key text, policy_set_id text, revision integer, digest text,
             published_by text, bundle jsonb, key_id text, published_at bigint, partition integer, last_offset bigint)
-     ON CONFLICT (version_key) DO NOTHING`,
+     ON CONFLICT (version_key) DO UPDATE SET partition = EXCLUDED.partition, last_offset = EXCLUDED.last_offset, updated_at = now()`,
     [jsonbParam(rows)],
   );
 }
