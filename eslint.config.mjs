@@ -16,7 +16,7 @@ export default tseslint.config(
         {
           enforceBuildableLibDependency: false,
           // Shared test and benchmark tooling at the workspace root (not a project of its own).
-          allow: ['tools/readme-examples\.mjs$', 'tools/bench-results\.mjs$', 'tools/bench-report\.mjs$'],
+          allow: ['tools/readme-examples\.mjs$', 'tools/bench-results\.mjs$', 'tools/bench-report\.mjs$', 'tools/jest-summary-reporter\.mjs$'],
           depConstraints: [
             { sourceTag: 'scope:contracts', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib'] },

@@ -30,8 +30,12 @@ export default class SummaryReporter {
         outsideTests += 1;
       }
     }
-    if (!results.success && failures.length === 0) {
-      failures.push({ test: `${path.basename(process.cwd())} (the run failed with no test failing)`, message: results.wasInterrupted ? 'interrupted' : 'see the project log above (open handles, a timeout or a crash)' });
+    // `results.success` is computed only after the reporters ran (it reads false here), so the
+    // run's own failures are looked at: an error of the run itself, an obsolete or failed
+    // snapshot check, an interrupted run.
+    const runFailure = results.runExecError ? firstLines(results.runExecError.message) : results.snapshot?.failure ? 'snapshot check failed' : results.wasInterrupted ? 'interrupted' : undefined;
+    if (runFailure !== undefined && failures.length === 0) {
+      failures.push({ test: `${path.basename(process.cwd())} (the run failed with no test failing)`, message: runFailure });
       outsideTests += 1;
     }
     const summary = {
