@@ -34,6 +34,23 @@ export class TopicEnds {
     return ends;
   }
 
+  /**
+   * Resolves once `topics` took no record for `quietMs`: what an earlier step set off (a signed
+   * audit checkpoint lands up to a second after the records it vouches for) is in before a window
+   * is measured from here.
+   */
+  async quiet(topics: readonly TopicId[], quietMs: number, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = JSON.stringify(await this.of(topics));
+    for (;;) {
+      await new Promise((r) => setTimeout(r, quietMs));
+      const now = JSON.stringify(await this.of(topics));
+      if (now === last) return;
+      if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} did not settle`);
+      last = now;
+    }
+  }
+
   async close(): Promise<void> {
     await this.admin?.disconnect();
     this.admin = undefined;
