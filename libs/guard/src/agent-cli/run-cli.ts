@@ -6,6 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { type AgentCliDefinition, redactCommand } from './argv.js';
 import { defineAgentCli } from './definitions.js';
 import { AgentCliError, type AgentCliErrorMetadata, type AgentCliFailureReason } from './errors.js';
+import { MAX_TIMER_MS, readOptions } from '../policy-engine/policies/validation.js';
 
 /** Default deadline of one run: ten minutes. */
 export const DEFAULT_TIMEOUT_MS = 600_000;
@@ -16,8 +17,6 @@ export const DEFAULT_KILL_GRACE_MS = 2_000;
 /** Largest accepted `maxOutputBytes`, so a typo cannot make the host buffer gigabytes. */
 export const MAX_OUTPUT_BYTES_LIMIT = 64 * 1024 * 1024;
 
-// setTimeout fires at once for delays above a signed 32-bit int, which would turn a long timeout into none.
-const MAX_TIMER_MS = 2_147_483_647;
 // How long output pipes may stay open after the CLI exited: a process that left the group can
 // hold them forever, and the run must still end.
 const OUTPUT_DRAIN_MS = 2_000;
@@ -347,6 +346,7 @@ async function execute(spec: AgentCliExecSpec, control: GroupControl): Promise<A
 
 /** Builds the default executor with its process-group seams replaced (tests, custom supervision). */
 export function createSpawnAgentCli(options: SpawnAgentCliOptions = {}): AgentCliExec {
+  readOptions('createSpawnAgentCli', options, ['signalGroup', 'isGroupAlive', 'terminationWaitMs']);
   const terminationWaitMs = options.terminationWaitMs ?? DEFAULT_TERMINATION_WAIT_MS;
   if (!Number.isSafeInteger(terminationWaitMs) || terminationWaitMs < 0 || terminationWaitMs > MAX_TIMER_MS) {
     throw new TypeError('terminationWaitMs must be a non-negative integer');
@@ -435,6 +435,11 @@ function isExecOutput(value: unknown): value is AgentCliExecOutput {
  */
 export async function runAgentCli(request: AgentCliRunRequest, exec: AgentCliExec = spawnAgentCli): Promise<AgentCliExecResult> {
   if (!isObject(request)) throw new AgentCliError('AGENT_CLI.INPUT_INVALID', { reason: 'input-invalid' });
+  try {
+    readOptions('runAgentCli', request, ['definition', 'argv', 'cwd', 'timeoutMs', 'maxOutputBytes', 'env', 'signal', 'killGraceMs']);
+  } catch {
+    throw new AgentCliError('AGENT_CLI.INPUT_INVALID', { reason: 'unknown-option' });
+  }
   const definition = defineAgentCli(request.definition);
   const cliId = definition.id;
   const spec = toSpec(request, cliId, definition.command);

@@ -32,6 +32,7 @@ import {
 } from '@gatehouse/contracts';
 import { ApprovalGatewayError, type ApprovalErrorCode } from './errors.js';
 import { type ApprovalGateway, type ApprovalRequestInput, type AwaitApprovalOptions, type GrantedApproval } from './types.js';
+import { MAX_TIMER_MS } from '../policy-engine/policies/validation.js';
 
 /** The log under a gateway: the Kafka topic in production, an array in unit tests. */
 export interface ApprovalLog {
@@ -118,7 +119,6 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined
   }
 }
 
-export const MAX_TIMER_MS = 2_147_483_647;
 
 /** The agent a claim names: the one its key is bound to, with the role the caller gave. */
 function authorOf(key: AgentKey, request: ApprovalRequestInput) {

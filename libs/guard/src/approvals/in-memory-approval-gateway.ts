@@ -3,6 +3,7 @@ import { type Actor, type AgentKey, agentKeyFromPem, agentMayClaimFor, ApprovalD
 import { generateKeyPairSync } from 'node:crypto';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
 import { type ApprovalGateway } from './types.js';
+import { readOptions } from '../policy-engine/policies/validation.js';
 
 export interface InMemoryApprovalGatewayOptions {
   /** The log's clock: the append time of each record, ms (default `Date.now`). */
@@ -106,6 +107,7 @@ class InMemoryApprovalLog implements ApprovalLog {
 /** An approval gateway over an in-process log, for unit tests (see `InMemoryApprovalGateway`). */
 export function createInMemoryApprovalGateway(options: InMemoryApprovalGatewayOptions = {}): InMemoryApprovalGateway {
   const where = 'createInMemoryApprovalGateway';
+  readOptions(where, options, ['now', 'defaultTimeoutMs', 'source', 'signingKey', 'keyring', 'agentKey']);
   if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${where}: now must be a function`);
   const now = options.now ?? Date.now;
   const signingKey = options.signingKey ?? signingKeyFromPem('approval-in-memory', 'approval', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson, GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { MAX_APPROVAL_WAIT_MS } from '@gatehouse/approvals';
 import { z, type ZodType } from 'zod';
-import { MAX_TIMER_MS } from '../approvals/gateway-core.js';
+import { MAX_TIMER_MS } from '../policy-engine/policies/validation.js';
 import { parseRedactPath, redactArguments, repeatsRedacted, restoreRedacted } from '../approvals/redaction.js';
 import { type ApprovalGateway, type ApprovalRequestInput, type GrantedApproval } from '../approvals/types.js';
 import { type AuditContext } from '../audit/types.js';
@@ -313,7 +313,8 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
   });
   const approvals = resolveApprovals(config.id, config.approvals, config.inputSchema as ZodType);
   const evaluators: ToolPolicyEvaluator[] = [backgroundExecution()];
-  if (config.policies?.networkEgress) evaluators.push(networkEgress(config.policies.networkEgress));
+  // The evaluator judges the declared hosts; `allowPrivateAddresses` is the egress fetch's (below).
+  if (config.policies?.networkEgress) evaluators.push(networkEgress({ allowedDomains: config.policies.networkEgress.allowedDomains }));
   evaluators.push(...(config.policies?.evaluators ?? []));
 
   const internals: Internals = {

@@ -1,10 +1,12 @@
 import { declaredEgressWithin } from './egress/index.js';
 import { type ToolCallContext, type ToolPolicyDecision, type ToolPolicyEvaluator } from './types.js';
+import { readOptions } from '../policy-engine/policies/validation.js';
 
 const ALLOW: ToolPolicyDecision = Object.freeze({ allowed: true });
 
 /** Every declared egress host must fall within the organization allowlist, on every call. */
 export function networkEgress(options: { readonly allowedDomains: readonly string[] }): ToolPolicyEvaluator {
+  readOptions('networkEgress', options, ['allowedDomains']);
   const allowed = [...options.allowedDomains];
   return Object.freeze({
     name: 'networkEgress',
@@ -29,6 +31,7 @@ export function crossWorkflowIsolation(): ToolPolicyEvaluator {
 
 /** Calls must carry an isolation scope, and (when given) one of the expected tenants. */
 export function tenantIsolation(options: { readonly tenants?: readonly string[] } = {}): ToolPolicyEvaluator {
+  readOptions('tenantIsolation', options, ['tenants']);
   const tenants = options.tenants ? new Set(options.tenants) : undefined;
   return Object.freeze({
     name: 'tenantIsolation',

@@ -1,6 +1,7 @@
 import { type JsonValue } from '@gatehouse/contracts';
 import { type GuardrailReasonCode } from './reasons.js';
 import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
+import { readOptions } from '../policy-engine/policies/validation.js';
 
 /** A classifier's answer: a score in [0, 1] (trips above the threshold) or a flag, with optional category names. */
 export type ModerationScore = { readonly score: number; readonly categories?: readonly string[] } | { readonly flagged: boolean; readonly categories?: readonly string[] };
@@ -62,6 +63,7 @@ const fault = (reason: GuardrailReasonCode): GuardrailVerdict => ({ action: 'den
  */
 export function createModerationGuardrail(options: ModerationGuardrailOptions): Guardrail {
   if (options === null || typeof options !== 'object' || typeof options.classify !== 'function') throw new TypeError('createModerationGuardrail: classify must be a function');
+  readOptions('createModerationGuardrail', options, ['classify', 'threshold', 'action', 'timeoutMs', 'name', 'placements', 'categories']);
   const threshold = options.threshold ?? 0.5;
   if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1)) throw new TypeError('createModerationGuardrail: threshold must be a number from 0 to 1');
   const action = options.action ?? 'halt';

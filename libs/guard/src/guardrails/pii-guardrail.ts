@@ -3,6 +3,7 @@ import { scanCards, scanEmails, scanIpv4s, scanPhones } from '../policy-engine/p
 import { NormalizedText } from '../policy-engine/normalized-view.js';
 import { findAll, type Scanner } from '../policy-engine/policies/detectors/scan.js';
 import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
+import { readOptions } from '../policy-engine/policies/validation.js';
 
 /** What the PII guardrail finds. */
 export type PiiRule = 'email' | 'phone' | 'credit-card' | 'ipv4';
@@ -86,6 +87,7 @@ function maskJson(value: JsonValue, rules: readonly PiiRule[], found: Set<PiiRul
  */
 export function createPiiGuardrail(options: PiiGuardrailOptions = {}): Guardrail {
   if (options === null || typeof options !== 'object') throw new TypeError('createPiiGuardrail: options must be an object');
+  readOptions('createPiiGuardrail', options, ['rules', 'action', 'name', 'placements']);
   const rules = options.rules ?? ORDER;
   if (!Array.isArray(rules) || rules.length === 0 || rules.some((r) => !(r in DETECTORS))) throw new TypeError('createPiiGuardrail: rules must list email, phone, credit-card or ipv4');
   const action = options.action ?? 'mask';

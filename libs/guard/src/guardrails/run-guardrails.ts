@@ -2,6 +2,7 @@ import { type JsonValue } from '@gatehouse/contracts';
 import { NOTHING_DECLARED, readDeclaredDetections, screenDetections } from '../policy-engine/declared-detections.js';
 import { type GuardrailReasonCode, isGuardrailReasonCode } from './reasons.js';
 import { type Guardrail, type GuardrailAction, type GuardrailInput, type GuardrailOutcome, type GuardrailVerdict } from './types.js';
+import { readOptions } from '../policy-engine/policies/validation.js';
 
 /** Why a guardrail could not judge: it threw, answered with something that is not a verdict, or ran out of time. */
 export type GuardrailFault = 'threw' | 'invalid-verdict' | 'timeout';
@@ -186,6 +187,7 @@ export function validateGuardrails(guardrails: unknown, where: string): readonly
  * invalid verdict decides `deny`/`partial`. Never throws for a guardrail's failure.
  */
 export async function runGuardrails(guardrails: readonly Guardrail[], input: GuardrailInput, options: RunGuardrailsOptions = {}): Promise<GuardrailDecision> {
+  readOptions('runGuardrails', options, ['timeoutMs']);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw new TypeError('runGuardrails: timeoutMs must be a positive integer');
   const ran: string[] = [];

@@ -16,6 +16,7 @@ import {
 import { KEYWORDS } from './json-schema/keywords.js';
 import { type GuardrailReasonCode } from './reasons.js';
 import type { Guardrail, GuardrailInput, GuardrailVerdict } from './types.js';
+import { readOptions } from '../policy-engine/policies/validation.js';
 
 // Every detection the guardrail reports: a failing keyword the interpreter knows (with the names a
 // failure can take besides its keyword: a `false` subschema, min/maxContains, then/else), or unusable.
@@ -108,6 +109,7 @@ export async function validateAgainstSchema(
 
 /** The `tool-args` guardrail: `deny` with every failing keyword and pointer, `allow` otherwise. */
 export function createSchemaGuardrail(options: SchemaGuardrailOptions = {}): Guardrail {
+  readOptions('createSchemaGuardrail', options, ['draft', 'remotes', 'onMissingSchema', 'name']);
   const draft = options.draft ?? '2020-12';
   if (!SCHEMA_DRAFTS.includes(draft)) throw new RangeError(`unsupported JSON Schema draft "${String(draft)}"`);
   // The remotes are indexed once, on first use; a broken remote makes every schema unusable.

@@ -1,5 +1,6 @@
 // A scripted language model for tests and benchmarks: no network, deterministic output,
 // and a record of every prompt it received (to prove what did or did not reach it).
+import { readOptions } from '../policy-engine/policies/validation.js';
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
@@ -87,6 +88,7 @@ export interface ScriptedModel {
 
 /** Builds a V3 model object that Mastra accepts as `model`. */
 export function scriptedModel(options: ScriptedModelOptions = {}): ScriptedModel {
+  readOptions('scriptedModel', options, ['text', 'steps', 'chunks', 'reasoning', 'streamSteps', 'partDelayMs']);
   const prompts: string[] = [];
   return {
     specificationVersion: 'v3',
