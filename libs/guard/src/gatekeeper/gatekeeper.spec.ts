@@ -157,7 +157,30 @@ describe('modes', () => {
 
   it('enforce fails closed on a malformed context', () => {
     const gk = createGatekeeper({ bundle });
-    expect(gk.evaluate({ identity: {}, input: {} } as unknown as GatekeeperContext)).toMatchObject({ effect: 'deny', fault: 'GATEKEEPER.EVALUATION_FAILED' });
+    expect(gk.evaluate({ identity: {}, input: {} } as unknown as GatekeeperContext)).toMatchObject({ effect: 'deny', fault: 'GATEKEEPER.CALL_INVALID' });
+  });
+
+  it('audit mode still denies a call that is malformed, as HazelJS blocks a call that fails structural validation', () => {
+    const gk = createGatekeeper({ bundle, mode: 'audit' });
+    const deep = (n: number): JsonValue => (n === 0 ? 1 : { a: deep(n - 1) });
+    const malformed: unknown[] = [
+      { identity: {}, input: {} },
+      { identity: {}, call: { tool: '' }, input: {} },
+      { identity: {}, call: { tool: 7 }, input: {} },
+      { identity: null, call: { tool: 't' }, input: {} },
+      { identity: { tenant: ['a', 'b'] }, call: { tool: 't' }, input: {} },
+      { identity: { actor: { id: 'u' } }, call: { tool: 't' }, input: {} },
+      { identity: {}, call: { tool: 't' } },
+      'not a context',
+    ];
+    for (const ctx of malformed) expect(gk.evaluate(ctx as GatekeeperContext)).toMatchObject({ effect: 'deny', mode: 'audit', fault: 'GATEKEEPER.CALL_INVALID' });
+    // Arguments nested past what a rewrite can copy are the call's fault too.
+    const rewriting = createGatekeeper({ bundle: bundleOf({ id: 'r', priority: 1, rules: { allowWhen: 'true', rewrite: { set: { rows: 1 } } } }), mode: 'audit', validateInput: () => true });
+    expect(rewriting.evaluate(call('t', deep(100)))).toMatchObject({ effect: 'deny', mode: 'audit', fault: 'GATEKEEPER.INPUT_TOO_DEEP' });
+    // A well-formed call the policies would deny is still only recorded in audit mode.
+    expect(gk.evaluate(call('t', { amount: 500 }))).toMatchObject({ effect: 'allow', mode: 'audit', wouldHave: { effect: 'deny' } });
+    // disabled bypasses evaluation, the shape included.
+    expect(createGatekeeper({ bundle, mode: 'disabled' }).evaluate({} as GatekeeperContext).effect).toBe('allow');
   });
 
   it('audit evaluates, records what would happen, then allows', () => {

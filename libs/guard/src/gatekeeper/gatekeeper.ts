@@ -6,7 +6,11 @@ import { evaluateExpression, jsonEqual, parseExpression, type Expr, type Express
 import { readOptions } from '../policy-engine/policies/validation.js';
 import { parseGatekeeperBundle, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy } from './schema.js';
 
-/** `enforce` (default): decisions applied, default deny, fail closed. `audit`: evaluated and recorded, then allowed. `disabled`: bypassed. */
+/**
+ * `enforce` (default): decisions applied, default deny, fail closed. `audit`: evaluated and
+ * recorded, then allowed, unless the call itself is malformed (GATEKEEPER.CALL_INVALID,
+ * GATEKEEPER.INPUT_TOO_DEEP: denied in audit mode too). `disabled`: bypassed.
+ */
 export type GatekeeperMode = 'enforce' | 'audit' | 'disabled';
 export const GATEKEEPER_MODES: readonly GatekeeperMode[] = Object.freeze(['enforce', 'audit', 'disabled']);
 
@@ -183,6 +187,7 @@ const REASONS = {
   disabled: 'gatekeeper disabled',
   recordFailed: 'decision could not be recorded (fail closed)',
   unavailable: 'the policy bundles no longer follow the log (fail closed)',
+  callInvalid: 'the call is malformed: no trusted identity, tool or input to decide on (denied in every mode)',
 } as const;
 
 /** Thrown inside a round to fail it closed; never escapes the gatekeeper. */
@@ -568,8 +573,24 @@ interface ResolvedOptions {
   readonly maxRewrites: number;
 }
 
+// Faults of the call itself, not of a policy: audit mode still denies them (as HazelJS's does),
+// since no policy judged the call and nothing can say it was safe to let through.
+const STRUCTURAL_FAULTS: ReadonlySet<string> = new Set(['GATEKEEPER.CALL_INVALID', 'GATEKEEPER.INPUT_TOO_DEEP']);
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether `ctx` has the shape a decision needs (trusted identity and call, some input): GATEKEEPER.CALL_INVALID when not. */
+function structuralFault(ctx: unknown): string | undefined {
+  if (!isRecord(ctx) || !isRecord(ctx['call']) || typeof ctx['call']['tool'] !== 'string' || ctx['call']['tool'] === '' || !isRecord(ctx['identity']) || ctx['input'] === undefined) return 'GATEKEEPER.CALL_INVALID';
+  const identity = ctx['identity'];
+  if ((['agent', 'tenant', 'environment', 'runId'] as const).some((field) => identity[field] !== undefined && typeof identity[field] !== 'string')) return 'GATEKEEPER.CALL_INVALID';
+  const actor = identity['actor'];
+  if (actor !== undefined && (!isRecord(actor) || typeof actor['id'] !== 'string' || typeof actor['role'] !== 'string')) return 'GATEKEEPER.CALL_INVALID';
+  return undefined;
+}
+
 function applyMode(mode: GatekeeperMode, bundle: BundleVersion, decision: Omit<GatekeeperDecision, 'mode' | 'bundle'>): GatekeeperDecision {
-  if (mode === 'enforce') return Object.freeze({ ...decision, mode, bundle });
+  if (mode === 'enforce' || (decision.fault !== undefined && STRUCTURAL_FAULTS.has(decision.fault))) return Object.freeze({ ...decision, mode, bundle });
   return Object.freeze({ effect: 'allow', mode, bundle, reason: 'audit mode: recorded, not enforced', wouldHave: Object.freeze(decision) });
 }
 
@@ -667,6 +688,8 @@ export function createGatekeeper(options: GatekeeperOptions): Gatekeeper {
     if (runMode === 'disabled') return { decision: Object.freeze({ effect: 'allow', mode: runMode, bundle: bundle.version, reason: REASONS.disabled }) };
     // The watcher stopped: the bundle held may no longer be the one in force, so nothing is allowed by it.
     if (!isFollowing(following)) return { decision: applyMode(runMode, bundle.version, { effect: 'deny', reason: REASONS.unavailable, fault: 'GATEKEEPER.BUNDLE_UNAVAILABLE' }) };
+    const invalid = structuralFault(ctx);
+    if (invalid !== undefined) return { decision: applyMode(runMode, bundle.version, { effect: 'deny', reason: REASONS.callInvalid, fault: invalid }) };
     try {
       const { decision, first } = decide(bundle, ctx, resolved, explain);
       return { decision: applyMode(runMode, bundle.version, decision), ...(first === undefined ? {} : { first }) };
