@@ -2,8 +2,8 @@
 // policies grouped by priority) and decides tool calls against it. One pure decision function;
 // evaluate records, simulate and explain only compute.
 import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
-import { evaluateExpression, jsonEqual, parseExpression, type Expr, type ExpressionScope } from './expression.js';
 import { readOptions } from '../policy-engine/policies/validation.js';
+import { evaluateExpression, jsonEqual, parseExpression, type Expr, type ExpressionScope } from './expression.js';
 import { parseGatekeeperBundle, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy } from './schema.js';
 
 /**
@@ -648,10 +648,6 @@ function decideFromFacts(bundle: CompiledBundle, facts: Omit<GatekeeperContext, 
   return { determined: true, effect: 'deny', bundle: bundle.version };
 }
 
-/**
- * Creates a gatekeeper over a validated bundle. Throws a GatehouseError at construction for an
- * invalid bundle, condition (with its position), unknown predicate or mode; never at evaluation.
- */
 const GATEKEEPER_OPTIONS = ['bundle', 'revision', 'mode', 'predicates', 'validateInput', 'maxRewrites', 'onDecision'] as const;
 
 /**
@@ -666,6 +662,10 @@ export function assertGatekeeperOptions(where: string, options: unknown, known: 
   }
 }
 
+/**
+ * Creates a gatekeeper over a validated bundle. Throws a GatehouseError at construction for an
+ * invalid bundle, condition (with its position), unknown predicate or mode; never at evaluation.
+ */
 export function createGatekeeper(options: GatekeeperOptions): Gatekeeper {
   assertGatekeeperOptions('createGatekeeper', options, GATEKEEPER_OPTIONS);
   const mode = assertGatekeeperMode(options.mode);
