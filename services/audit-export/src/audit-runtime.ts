@@ -128,9 +128,11 @@ export class AuditRuntime {
   async status(): Promise<AuditStatus> {
     const topic = topicName('audit', this.options.namespace);
     try {
-      const projection = await progressOf(this.options.admin, topic, await this.projection.storedOffsets());
+      // One read of the ends for both, so the two lags are measured against the same offsets.
+      const [ends, stored] = await Promise.all([this.options.admin.fetchTopicOffsets(topic), this.projection.storedOffsets()]);
+      const projection = progressOf(ends, stored);
       const exported = this.exportStatus();
-      const exportLag = exported && exported.phase !== 'standby' ? (await progressOf(this.options.admin, topic, exported.positions)).lag : null;
+      const exportLag = exported && exported.phase !== 'standby' ? progressOf(ends, exported.positions).lag : null;
       return { projection: { start: this.projection.startReport() ?? null, ...projection }, export: exported ? { ...exported, lag: exportLag } : null };
     } catch {
       throw new AuditError('AUDIT.UNAVAILABLE');

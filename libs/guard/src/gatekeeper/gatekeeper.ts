@@ -301,7 +301,9 @@ export function compileGatekeeperBundle(source: unknown): { readonly bundle: Gat
       if (condition !== undefined && typeof condition !== 'string') names.add(condition.predicate);
     }
   }
-  compileBundle(bundle, undefined, Object.fromEntries([...names].map((name) => [name, () => false])));
+  // Parsed once above; each policy compiled as `load` compiles it.
+  const stand = Object.fromEntries([...names].map((name) => [name, () => false]));
+  for (const policy of bundle.policies) compilePolicy(policy, stand);
   return { bundle, predicates: [...names].sort() };
 }
 

@@ -81,12 +81,14 @@ export interface PartitionProgress {
   readonly lag: number;
 }
 
+/** A topic's partitions as the broker states them (`admin.fetchTopicOffsets`): first remaining and next offset. */
+export type TopicEnds = Awaited<ReturnType<Admin['fetchTopicOffsets']>>;
+
 /**
- * How far `positions` (per partition, the next offset to read) are behind the ends of `topic`; a
- * partition without a position reads from its first remaining record.
+ * How far `positions` (per partition, the next offset to read) are behind `ends`; a partition
+ * without a position reads from its first remaining record.
  */
-export async function progressOf(admin: Admin, topic: string, positions: Readonly<Record<number, string>>): Promise<{ partitions: PartitionProgress[]; lag: number }> {
-  const ends = await admin.fetchTopicOffsets(topic);
+export function progressOf(ends: TopicEnds, positions: Readonly<Record<number, string>>): { partitions: PartitionProgress[]; lag: number } {
   const partitions = ends
     .map(({ partition, high, low }) => {
       const stored = positions[partition];
