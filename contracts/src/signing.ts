@@ -51,6 +51,8 @@ export const GRANT_SIGNERS: Readonly<Record<string, Signer>> = Object.freeze({
   // An expiry frees a completed key (the next call runs again): only the ledger service may say so.
   LedgerKeyExpired: 'ledger',
   LedgerRateConsumed: 'ledger',
+  // A checkpoint is what a start over a truncated log takes the ledger's state from.
+  LedgerCheckpoint: 'ledger',
   PolicyBundlePublished: 'policy',
 });
 

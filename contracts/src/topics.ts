@@ -10,6 +10,7 @@ import {
   LedgerKeyResolvedV1,
   LedgerKeyTakenOverV1,
   LedgerRateConsumedV1,
+  LedgerCheckpointV1,
 } from './events/ledger.js';
 import { PolicyBundlePublishedV1 } from './events/policies.js';
 
@@ -36,7 +37,10 @@ export const TOPICS = {
   audit: {
     name: 'gatehouse.audit.v1',
     key: 'tenant/run (envelope tenant and subject)',
-    partitions: 3,
+    // Sized for growth (issue 19): a partition is the unit a replica owns, so 12 lets up to 12
+    // replicas share the work. A deployment may provision fewer (GATEHOUSE_TOPIC_PARTITIONS);
+    // adding partitions later moves keys: docs/capacity.md says how.
+    partitions: 12,
     configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(90 * DAY_MS) },
     // Decisions, and the producers' signed checkpoints over them (`audit-sources.ts`).
     events: [DecisionRecordedV1, AuditChainCheckpointV1],
@@ -44,7 +48,7 @@ export const TOPICS = {
   approvals: {
     name: 'gatehouse.approvals.v1',
     key: 'approval id (envelope subject)',
-    partitions: 3,
+    partitions: 12,
     // Deleted by time, not compacted: compaction keeps one record per key, and the fold needs an
     // approval's whole lifecycle. 60 days covers the longest lifecycle (a 30-day wait, a 7-day
     // grant) and twice the approval service's default memory of settled approvals (7 days each):
@@ -59,11 +63,16 @@ export const TOPICS = {
   ledger: {
     name: 'gatehouse.ledger.v1',
     key: 'idempotency or rate key (envelope subject)',
-    partitions: 3,
-    // Kept for ever, for now: a pending or ambiguous key has no end in time (an ambiguous one waits
-    // for an operator), and a fold of a log that lost its reservation would let the call run again.
-    // The fold's memory is bounded all the same (completed keys expire, LedgerKeyExpired).
-    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': '-1', 'retention.bytes': '-1' },
+    partitions: 12,
+    // Deleted by time: a pending or ambiguous key has no end in time, so the ledger service writes
+    // a signed checkpoint of each partition's state into that partition (LedgerCheckpoint, every
+    // GATEHOUSE_LEDGER_CHECKPOINT_MS, default 1 hour) and a fold of what remains starts from the last
+    // checkpoint whose cut the partition still holds. 14 days leave the service that long to be down
+    // (or its checkpoints to fail) before a start finds no checkpoint; then it refuses to start
+    // (FOLD.HISTORY_LOST) rather than fold a log that lost a reservation. The service refuses a
+    // topic that keeps less than two checkpoint intervals or two days (an unchanged partition is
+    // checkpointed again daily), or compacts, or has a size limit.
+    configs: { ...appendTime, 'cleanup.policy': 'delete', 'retention.ms': String(14 * DAY_MS), 'retention.bytes': '-1' },
     events: [
       LedgerKeyReservedV1,
       LedgerKeyCompletedV1,
@@ -73,6 +82,7 @@ export const TOPICS = {
       LedgerKeyResolvedV1,
       LedgerKeyExpiredV1,
       LedgerRateConsumedV1,
+      LedgerCheckpointV1,
     ],
   },
   policies: {

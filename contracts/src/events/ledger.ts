@@ -120,3 +120,35 @@ export const LedgerRateConsumedV1 = defineEvent(
   }),
 );
 export type LedgerRateConsumed = z.infer<typeof LedgerRateConsumedV1>;
+
+/**
+ * One chunk of the ledger service's checkpoint of one partition: the fold's state of the keys and
+ * budgets that partition holds (`@gatehouse/ledger`'s `ledgerPartitionText`), as of `cut` (the
+ * state after every record of the partition before that offset). Written into the partition it
+ * describes, so that the topic can delete what lies before a checkpoint: a fold of what remains
+ * starts from the last complete checkpoint whose cut the partition still holds. The fold itself
+ * changes nothing on one (a full replay already has that state). Chunked: a state may be larger
+ * than one record; a checkpoint counts only when all its chunks are there and match `digest`.
+ */
+export const LedgerCheckpointV1 = defineEvent(
+  'LedgerCheckpoint',
+  1,
+  z.object({
+    checkpointId: z.uuid(),
+    /** The fold version that wrote the state: another version's checkpoint is never loaded. */
+    fold: z.string().min(1).max(64),
+    /** The topic it describes, namespace included: a checkpoint copied into another topic never counts there. */
+    topic: z.string().min(1).max(249),
+    partition: z.number().int().nonnegative(),
+    /** The topic's partition count when written: keys map to partitions by it. */
+    partitions: z.number().int().positive(),
+    /** The next offset of `partition` the state has not applied (decimal). */
+    cut: z.string().regex(/^\d{1,19}$/),
+    chunk: z.number().int().nonnegative(),
+    chunks: z.number().int().positive(),
+    /** sha-256 (hex) of the whole state text, all chunks joined. */
+    digest: z.string().regex(/^[\da-f]{64}$/),
+    data: z.string().max(262_144),
+  }).refine((p) => p.chunk < p.chunks, { message: 'chunk must be below chunks', path: ['chunk'] }),
+);
+export type LedgerCheckpoint = z.infer<typeof LedgerCheckpointV1>;

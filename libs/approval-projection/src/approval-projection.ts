@@ -1,7 +1,7 @@
 import { type Approval, applyApprovalEvent, type ApprovalsState, createApprovalsState, DEFAULT_SETTLED_RETAIN_MS, type HistoryEntry, LOG_LIMITS, pruneApprovals, type Verdict } from '@gatehouse/approvals';
 import { type Keyring } from '@gatehouse/contracts';
 import { mapStateCodec } from '@gatehouse/kafka';
-import { CreateProjectionOffsets1764489600000, FoldSnapshots1766400000000, jsonbParam, ProjectionLogIdentity1765200000000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
+import { CreateProjectionOffsets1764489600000, FoldSnapshots1766400000000, jsonbParam, PartitionOwners1767100000000, PartitionSnapshots1767100000001, ProjectionLogIdentity1765200000000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
 import { CreateApprovalProjection1764662400000 } from './approval-projection.migrations.js';
 
@@ -11,6 +11,8 @@ export const APPROVAL_MIGRATIONS = [
   CreateApprovalProjection1764662400000,
   ProjectionLogIdentity1765200000000,
   FoldSnapshots1766400000000,
+  PartitionOwners1767100000000,
+  PartitionSnapshots1767100000001,
 ] as const;
 
 /** How long the service's fold keeps a settled approval, ms, unless configured: 7 days (the agent gateway's default too). */
@@ -31,7 +33,8 @@ export function approvalRetainMsFromEnv(env: NodeJS.ProcessEnv = process.env): n
  * The approval fold's snapshot version: change it with any change to the fold's rules or state, so
  * a snapshot of the old rules is never loaded under the new ones (the service replays instead).
  */
-export const APPROVALS_SNAPSHOT_VERSION = 'approvals@1';
+// @2: an approval keeps its request's trace context (issue 21).
+export const APPROVALS_SNAPSHOT_VERSION = 'approvals@2';
 
 /** One history entry as stored (and served): times as ISO strings. */
 export interface StoredHistoryEntry {

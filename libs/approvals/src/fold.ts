@@ -57,8 +57,8 @@ export function isOwnRequest(request: Approval['request'], reviewerId: string): 
 
 /** What a settled approval keeps of its request. */
 function pendingBase(approval: Approval) {
-  const { approvalId, request, requestedAt, deadline, votes, requestEventId, correlationId } = approval;
-  return { approvalId, request, requestedAt, deadline, votes, requestEventId, ...(correlationId !== undefined && { correlationId }) };
+  const { approvalId, request, requestedAt, deadline, votes, requestEventId, correlationId, trace } = approval;
+  return { approvalId, request, requestedAt, deadline, votes, requestEventId, ...(correlationId !== undefined && { correlationId }), ...(trace !== undefined && { trace }) };
 }
 
 /** Why a terminal approval refuses any further decision or expiry. */
@@ -221,6 +221,7 @@ function decide(state: ApprovalsState, event: ApprovalEvent, logTime: number): V
         votes: [],
         requestEventId: event.id,
         ...(event.correlationId !== undefined && { correlationId: event.correlationId }),
+        ...(event.trace !== undefined && { trace: event.trace }),
       });
       return accepted;
     }

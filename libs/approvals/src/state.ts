@@ -1,4 +1,4 @@
-import { type Actor, type ApprovalRequestedV1Event, type JsonValue, type Keyring, type UnattributedReason, type UntrustedReason } from '@gatehouse/contracts';
+import { type Actor, type ApprovalRequestedV1Event, type JsonValue, type Keyring, type TraceContext, type UnattributedReason, type UntrustedReason } from '@gatehouse/contracts';
 
 /**
  * What a request asked for, as the log recorded it. Second-edition requests add the tool call
@@ -18,6 +18,8 @@ interface ApprovalBase {
   /** The request event's id and correlation id: decisions about it carry them on, so the trail joins up. */
   readonly requestEventId: string;
   readonly correlationId?: string;
+  /** The request's W3C trace context: the service's decision on it continues that trace (no verdict reads it). */
+  readonly trace?: TraceContext;
 }
 
 /** One reviewer's approval counted towards a quorum. */

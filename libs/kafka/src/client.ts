@@ -36,11 +36,14 @@ export function createKafkaClient(config: KafkaConnectionConfig, sink: KafkaLogS
     logCreator:
       () =>
       ({ level, label, log }: LogEntry) => {
-        const { message, timestamp: _t, logger: _l, ...extra } = log as { message: string; timestamp?: string; logger?: string };
+        const { message, timestamp: _t, logger: _l, ...extra } = log as { message: string; timestamp?: string; logger?: string; error?: unknown };
         // Bounded retries are deliberate: a caller must learn of a failed append within a
         // deadline and fail closed, rather than block forever. The warning says nothing new.
         if (message.startsWith('Limiting retries for the idempotent producer')) return;
-        sink(LEVELS[level] ?? 'info', `${label} ${message}`, extra);
+        // A consumer group rebalancing (a replica joined or left) is how scale-out works, not a
+        // fault: kafkajs reports each heartbeat it answers as an error and rejoins by itself.
+        const rebalancing = String(extra.error ?? '').startsWith('The group is rebalancing') || message.startsWith('The group is rebalancing');
+        sink(rebalancing ? 'debug' : (LEVELS[level] ?? 'info'), `${label} ${message}`, extra);
       },
   });
   rememberClientPrincipal(kafka, config);

@@ -1,6 +1,7 @@
 import { decodeEvent, GatehouseError, type TopicId, topicName } from '@gatehouse/contracts';
 import { type KafkaMessage } from 'kafkajs';
 import { type DecodedRecord, type PoisonRecord } from './records.js';
+import { traceContextFromHeaders } from './telemetry/trace-context.js';
 
 /** Decodes one kafkajs message into a typed record, or describes it as poison. */
 export function decodeRecord<T extends TopicId>(
@@ -13,9 +14,10 @@ export function decodeRecord<T extends TopicId>(
   const key = message.key ? message.key.toString('utf8') : null;
   try {
     const event = decodeEvent(topicId, message.value);
+    const trace = traceContextFromHeaders(message.headers) ?? event.trace;
     return {
       ok: true,
-      record: { topic, partition, offset: message.offset, logTime: new Date(Number(message.timestamp)), key, event },
+      record: { topic, partition, offset: message.offset, logTime: new Date(Number(message.timestamp)), key, event, ...(trace === undefined ? {} : { trace }) },
     };
   } catch (error) {
     const code = error instanceof GatehouseError ? error.code : 'CONTRACT.DECODE_FAILED';

@@ -1,4 +1,4 @@
-import { type TopicEvent, type TopicId } from '@gatehouse/contracts';
+import { type TopicEvent, type TopicId, type TraceContext } from '@gatehouse/contracts';
 
 /** A decoded record with its position and the broker's append time. */
 export interface DecodedRecord<T extends TopicId = TopicId> {
@@ -10,6 +10,8 @@ export interface DecodedRecord<T extends TopicId = TopicId> {
   readonly logTime: Date;
   readonly key: string | null;
   readonly event: TopicEvent<T>;
+  /** The producer's trace context: its `traceparent` record header, else the envelope's `trace`. */
+  readonly trace?: TraceContext | undefined;
 }
 
 /** A record that could not be decoded (or handled) and why, as it goes to the dead-letter topic. */

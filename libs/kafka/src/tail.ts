@@ -3,6 +3,7 @@ import { type Kafka } from 'kafkajs';
 import { decodeRecord } from './decode-record.js';
 import { throwawayGroupId } from './groups.js';
 import { type DecodedRecord, type PoisonRecord } from './records.js';
+import { handOver, LagReport } from './telemetry/kafka-telemetry.js';
 
 export interface TailOptions<T extends TopicId> {
   /** Per partition, the next offset to read (e.g. a replay's `nextOffsets`); partitions not listed start at offset 0. */
@@ -22,6 +23,11 @@ export interface TailOptions<T extends TopicId> {
   readonly namespace?: string;
   /** Longest a fetch waits for new records, ms (default 100): the tail's idle latency bound. */
   readonly maxWaitTimeInMs?: number;
+  /**
+   * Names the consumer span each record carrying a trace context is handed over in (`<topic>.apply`
+   * for a fold): the reader continues the producer's trace. None: no span.
+   */
+  readonly recordSpan?: string;
 }
 
 /** A running tail. */
@@ -42,6 +48,7 @@ export async function tailTopic<T extends TopicId>(kafka: Kafka, topicId: T, opt
   const topic = topicName(topicId, options.namespace);
   const next = new Map<number, bigint>(Object.entries(options.fromOffsets).map(([p, o]) => [Number(p), BigInt(o)]));
   let stopped = false;
+  const lag = new LagReport(topic);
   const consumer = kafka.consumer({
     groupId: throwawayGroupId(kafka, 'tail'),
     allowAutoTopicCreation: false,
@@ -50,8 +57,9 @@ export async function tailTopic<T extends TopicId>(kafka: Kafka, topicId: T, opt
   const seekAll = () => {
     for (const [partition, offset] of next) consumer.seek({ topic, partition, offset: offset.toString() });
   };
-  const advance = async (partition: number, position: bigint) => {
+  const advance = async (partition: number, position: bigint, highWatermark: string | undefined) => {
     if (position > (next.get(partition) ?? 0n)) next.set(partition, position);
+    lag.batchEnd(partition, next.get(partition) ?? 0n, highWatermark);
     await options.onBatchEnd?.(partition, (next.get(partition) ?? 0n).toString());
   };
 
@@ -71,7 +79,7 @@ export async function tailTopic<T extends TopicId>(kafka: Kafka, topicId: T, opt
     // A batch of transaction markers only never reaches eachBatch; its end still moves the position.
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
       if (stopped || payload.topic !== topic || payload.batchSize !== 0) return;
-      Promise.resolve(advance(payload.partition, BigInt(payload.lastOffset) + 1n)).catch((error: unknown) => options.onCrash?.(error));
+      Promise.resolve(advance(payload.partition, BigInt(payload.lastOffset) + 1n, payload.highWatermark)).catch((error: unknown) => options.onCrash?.(error));
     });
     await consumer.run({
       autoCommit: false,
@@ -82,13 +90,13 @@ export async function tailTopic<T extends TopicId>(kafka: Kafka, topicId: T, opt
           const offset = BigInt(message.offset);
           if (offset < (next.get(partition) ?? 0n)) continue;
           const decoded = decodeRecord(topicId, partition, message, options.namespace);
-          if (decoded.ok) await options.onRecord(decoded.record);
+          if (decoded.ok) await handOver(options.recordSpan, decoded.record, () => options.onRecord(decoded.record));
           else await options.onPoison?.(decoded.poison);
           next.set(partition, offset + 1n);
         }
         if (stopped || !isRunning() || isStale()) return;
         const last = BigInt(batch.lastOffset()) + 1n;
-        await advance(partition, last > (next.get(partition) ?? 0n) ? last : (next.get(partition) ?? 0n));
+        await advance(partition, last > (next.get(partition) ?? 0n) ? last : (next.get(partition) ?? 0n), batch.highWatermark);
         await heartbeat();
       },
     });
@@ -104,6 +112,7 @@ export async function tailTopic<T extends TopicId>(kafka: Kafka, topicId: T, opt
     }
   } catch (error) {
     stopped = true;
+    lag.close();
     await consumer.disconnect().catch(() => undefined);
     throw error;
   }
@@ -112,6 +121,7 @@ export async function tailTopic<T extends TopicId>(kafka: Kafka, topicId: T, opt
     positions: () => Object.fromEntries([...next].map(([p, o]) => [p, o.toString()])),
     stop: async () => {
       stopped = true;
+      lag.close();
       await consumer.disconnect();
     },
   };

@@ -41,7 +41,8 @@ describe('topic retention at start-up', () => {
       retentionMs: 60 * 24 * 3_600_000,
       retentionBytes: -1,
     });
-    expect(await assertTopicRetention(testKafka('retention-ledger', P.ledger), ledger, 'forever')).toMatchObject({ retentionMs: -1, retentionBytes: -1 });
+    // The ledger's need with its default checkpoints (`checkpointRetentionNeedMs`): two days, two refreshes of an unchanged partition.
+    expect(await assertTopicRetention(testKafka('retention-ledger', P.ledger), ledger, { atLeastMs: 2 * 24 * 3_600_000 })).toMatchObject({ retentionMs: 14 * 24 * 3_600_000, retentionBytes: -1 });
     // Another service's topic is not theirs to read: the grant is per topic.
     expect((await refusal(describeTopicRetention(testKafka('retention-approval-ledger', P.approval), ledger))).code).toBe('KAFKA.LOG_RETENTION_UNKNOWN');
     // The agent may read approvals records but not the topic's settings, and certainly not change them.
@@ -73,13 +74,17 @@ describe('topic retention at start-up', () => {
       const error = await refusal(assertTopicRetention(service, approvals, need));
       expect({ code: error.code, category: error.category, required: error.details['requiredRetentionMs'] }).toEqual({ code: 'KAFKA.LOG_RETENTION_TOO_SHORT', category: 'validation', required: need.atLeastMs });
     }
-    // The ledger needs every record for ever: a time limit of any length is refused.
+    // The ledger keeps its state in checkpoints: less than two days (with hourly ones) is refused,
+    // and without checkpoints (its need is then every record for ever) a time limit of any length.
     const ledger = topicName('ledger', namespace);
+    const ledgerService = testKafka('retention-ledger-short', P.ledger);
+    await setConfigs(ledger, { 'message.timestamp.type': 'LogAppendTime', 'cleanup.policy': 'delete', 'retention.ms': String(24 * 3_600_000), 'retention.bytes': '-1' });
+    expect((await refusal(assertTopicRetention(ledgerService, ledger, { atLeastMs: 2 * 24 * 3_600_000 }))).code).toBe('KAFKA.LOG_RETENTION_TOO_SHORT');
     await setConfigs(ledger, { 'message.timestamp.type': 'LogAppendTime', 'cleanup.policy': 'delete', 'retention.ms': String(3_650 * 24 * 3_600_000), 'retention.bytes': '-1' });
-    expect((await refusal(assertTopicRetention(testKafka('retention-ledger-short', P.ledger), ledger, 'forever'))).code).toBe('KAFKA.LOG_RETENTION_TOO_SHORT');
+    expect((await refusal(assertTopicRetention(ledgerService, ledger, 'forever'))).code).toBe('KAFKA.LOG_RETENTION_TOO_SHORT');
     // Provisioning puts the catalog's settings back, and the check passes again.
     await provisionTopics(admin, { namespace });
     await expect(assertTopicRetention(service, approvals, need)).resolves.toMatchObject({ retentionBytes: -1 });
-    await expect(assertTopicRetention(testKafka('retention-ledger-ok', P.ledger), ledger, 'forever')).resolves.toMatchObject({ retentionMs: -1 });
+    await expect(assertTopicRetention(testKafka('retention-ledger-ok', P.ledger), ledger, { atLeastMs: 2 * 24 * 3_600_000 })).resolves.toMatchObject({ retentionMs: 14 * 24 * 3_600_000 });
   });
 });

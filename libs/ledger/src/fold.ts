@@ -132,6 +132,10 @@ export function applyLedgerEvent(state: LedgerState, event: LedgerEvent, logTime
     }
     case 'LedgerRateConsumed':
       return consume(state, event, logTime);
+    // A checkpoint states what the fold of the records before it already has: nothing changes.
+    // Only a start over a log whose beginning was deleted reads it (`restoreLedgerCheckpoints`).
+    case 'LedgerCheckpoint':
+      return accepted;
     default: {
       const exhaustive: never = event;
       return exhaustive;
@@ -160,6 +164,15 @@ function consume(state: LedgerState, event: Extract<LedgerEvent, { type: 'Ledger
   const admitted = [...recent, now];
   setBudget(state, budgetKey, { algorithm, admitted, count, windowMs, ...creator });
   return { kind: 'admitted', remaining: count - admitted.length, resetAt: (admitted[0] as number) + windowMs };
+}
+
+/**
+ * Puts the entries of a checkpoint into `state` (keys and budgets it does not hold yet), counting
+ * them per principal as the fold's own transitions do: the state the fold had at the checkpoint.
+ */
+export function restoreEntries(state: LedgerState, keys: Iterable<readonly [string, KeyState]>, budgets: Iterable<readonly [string, BudgetState]>): void {
+  for (const [key, entry] of keys) setKey(state, key, entry);
+  for (const [key, entry] of budgets) setBudget(state, key, entry);
 }
 
 /** Folds records in offset order: the state any replica reaches from the same log. */

@@ -1,15 +1,16 @@
-import { type AgentKey, GatehouseError, isDecisionRecorded, type SigningKey, type TopicEvent, type TopicId, topicName } from '@gatehouse/contracts';
+import { type AgentKey, GatehouseError, type SigningKey, type TopicEvent, type TopicId, topicName } from '@gatehouse/contracts';
 import { type Kafka } from 'kafkajs';
 import { EventProducer, type AppendResult } from '../producer.js';
 import { type DecodedRecord, type PoisonRecord } from '../records.js';
 import { replayTopic } from '../replay.js';
 import { type TailHandle, tailTopic } from '../tail.js';
-import { keyPartitioner, PartitionTimes } from './key-partitions.js';
-import { OffsetWatermarks } from './offset-watermarks.js';
-import { VerdictBook } from './verdict-book.js';
-import { AuditCheckpointer } from '../audit-checkpoints.js';
-import { type AuditAppender, reportIfUntrusted, type UntrustedReporting } from './fold-reader.js';
+import { EngineAuditWriter } from './audit-writer.js';
+import { behindLogStart, FoldCore, toRecord } from './fold-core.js';
+import { reportIfUntrusted, type UntrustedReporting } from './fold-reader.js';
+import { applySpanName, recordDecisionLatency } from '../telemetry/kafka-telemetry.js';
 import { type FoldSnapshot, type SnapshotCodec, type SnapshotRejection, type StoredFoldSnapshot } from './fold-snapshot.js';
+
+export { behindLogStart };
 
 /** A pure fold over one topic: `apply` advances `state` in place and returns its verdict on the event. */
 export interface Fold<T extends TopicId, S, V> {
@@ -41,6 +42,44 @@ export interface FoldProjection<T extends TopicId, S> {
   pending(): number;
   /** The stored snapshot, if any: a projection without this method keeps none. */
   loadSnapshot?(): Promise<StoredFoldSnapshot | undefined>;
+  /**
+   * The start began from checkpoints in the log (`FoldCheckpoints`): the next flush writes `rows`
+   * (per table, each row's id and where it stands) and, on every partition whose stored rows fall
+   * short of its cut, first drops the rows older than the cut (they may be of keys the state no
+   * longer has).
+   */
+  seed?(rows: ReadonlyMap<string, ReadonlyMap<string, RowPosition>>, cuts: ReadonlyMap<number, bigint>): void;
+}
+
+/** Where a projection row stands in the log: the partition and offset of the last record it reflects. */
+export interface RowPosition {
+  readonly partition: number;
+  readonly offset: bigint;
+}
+
+/** A start from the checkpoints in a log whose beginning was deleted. */
+export interface CheckpointStart<S> {
+  /** The fold's state at `offsets`. */
+  readonly state: S;
+  /** Per partition with a checkpoint, its cut: the next offset the state has not applied (others are read from where they begin). */
+  readonly offsets: ReadonlyMap<number, bigint>;
+  /** The projection rows the state has, per table (`FoldProjection.seed`). */
+  readonly rows: ReadonlyMap<string, ReadonlyMap<string, RowPosition>>;
+}
+
+/**
+ * For a fold whose topic deletes records it would otherwise need (the ledger's open keys have no
+ * end in time): how it starts when a partition no longer begins where the stored snapshot (or
+ * offset 0) does. Without it, such a start reads on from where each partition begins, which only
+ * a fold whose state ends in time (the approvals') may do.
+ */
+export interface FoldCheckpoints<S> {
+  /**
+   * The state from the checkpoints the log holds, covering `starts` (each partition's first
+   * offset on the broker); undefined when a partition that lost records has no complete
+   * checkpoint at or past its start (the engine then refuses to start: FOLD.HISTORY_LOST).
+   */
+  restore(starts: ReadonlyMap<number, bigint>): Promise<CheckpointStart<S> | undefined>;
 }
 
 /** A structured log line; never carries request or record values. */
@@ -93,6 +132,8 @@ export interface FoldEngineOptions<T extends TopicId, S, V> {
    * are still loaded).
    */
   readonly snapshotIntervalMs?: number;
+  /** Checkpoints in the log, for a topic that deletes records the fold needs (see `FoldCheckpoints`). */
+  readonly checkpoints?: FoldCheckpoints<S>;
   readonly log?: FoldLog;
 }
 
@@ -108,19 +149,17 @@ export interface FoldStatus {
   readonly waitingWriters: number;
   readonly verdictsEvicted: number;
   readonly projectionFailures: number;
-  /** Where the start began: a snapshot (and the records read after it), or offset 0 (and why no snapshot was used, when one was stored). */
-  readonly start: { readonly from: 'snapshot' | 'offset-0'; readonly records: number; readonly rejected?: SnapshotRejection };
+  /**
+   * Where the start began: a snapshot, the checkpoints in a log whose beginning was deleted, or
+   * offset 0 (and why no snapshot was used, when one was stored); and the records read after it.
+   */
+  readonly start: { readonly from: 'snapshot' | 'checkpoint' | 'offset-0'; readonly records: number; readonly rejected?: SnapshotRejection };
   /** Snapshots this engine stored, and the offsets of the last. */
   readonly snapshots: { readonly written: number; readonly lastOffsets?: Record<number, string> };
 }
 
-const toRecord = (offsets: ReadonlyMap<number, bigint>): Record<number, string> =>
-  Object.fromEntries([...offsets].sort(([a], [b]) => a - b).map(([p, o]) => [p, o.toString()]));
-
-const noLog: FoldLog = () => undefined;
-
 /** Races `work` against `deadline` (epoch ms); a late settlement of `work` is swallowed. */
-function withDeadline<R>(work: Promise<R>, deadline: number, late: () => Error): Promise<R> {
+export function withDeadline<R>(work: Promise<R>, deadline: number, late: () => Error): Promise<R> {
   return new Promise<R>((resolve, reject) => {
     const timer = setTimeout(() => reject(late()), Math.max(0, deadline - Date.now()));
     work.then(
@@ -137,54 +176,29 @@ function withDeadline<R>(work: Promise<R>, deadline: number, late: () => Error):
 }
 
 /**
- * A service's single decision point over one topic. On start it folds the topic from offset 0
- * (log append time as the clock), then tails it, applying every record in partition order and
- * committing the projection once per batch. A writer appends its event, waits until that offset
- * is applied (and projected), and reads the fold's verdict on its own event: the log order, not
- * this process, decides. A tail that stops for good fails the engine closed.
+ * A service's single decision point over one topic. On start it folds the topic from its
+ * snapshot (or offset 0; log append time as the clock), then tails it, applying every record in
+ * partition order and committing the projection once per batch (one `FoldCore` over every
+ * partition). A writer appends its event, waits until that offset is applied (and projected), and
+ * reads the fold's verdict on its own event: the log order, not this process, decides. A tail that
+ * stops for good fails the engine closed. (A scaled-out service folds only the partitions it owns:
+ * `OwnedFoldEngine`.)
  */
 export class FoldEngine<T extends TopicId, S, V> {
-  private foldState: S;
-  /** What the in-memory fold has applied. */
-  private readonly applied: OffsetWatermarks;
-  /** What the fold has applied and the projection has committed: writers wait on this. */
-  private readonly answered: OffsetWatermarks;
-  private readonly book: VerdictBook<V>;
+  private readonly core: FoldCore<T, S, V>;
   private readonly log: FoldLog;
   private readonly deadlineMs: number;
   private currentPhase: FoldPhase = 'starting';
   private producer: EventProducer | undefined;
   private tail: TailHandle | undefined;
-  private unapplied = 0;
-  private projectionFailures = 0;
-  private flushing: Promise<void> | undefined;
-  private flushAgain = false;
-  private retryDelayMs = 0;
-  private retryTimer: NodeJS.Timeout | undefined;
-  /** One per audit source the engine writes (a service writes one): what signs its checkpoints. */
-  private readonly checkpointers = new Map<string, AuditCheckpointer>();
-  private startReport: FoldStatus['start'] = { from: 'offset-0', records: 0 };
-  private snapshotsWritten = 0;
-  private lastSnapshotOffsets: Record<number, string> | undefined;
-  private lastSnapshotAt = 0;
-  /** Records applied since the last snapshot was taken. */
-  private sinceSnapshot = 0;
-  /** How far each partition has come in log time: what the fold's `prune` asks. */
-  private partitionTimes: PartitionTimes | undefined;
-  private seedTimes: Readonly<Record<number, number>> = {};
-  private sincePrune = 0;
-  private lastPruneAt = Date.now();
   /** The engine's audit writes: appended, then covered by the next checkpoint. */
-  private readonly audit: AuditAppender = { publish: (_topicId, event) => this.appendAudit(event) };
+  private readonly audit: EngineAuditWriter;
 
   private constructor(private readonly options: FoldEngineOptions<T, S, V>) {
-    this.foldState = options.fold.create();
-    const late = () => options.unavailable('fold-deadline');
-    this.applied = new OffsetWatermarks(late);
-    this.answered = new OffsetWatermarks(late);
-    this.book = new VerdictBook<V>(options.verdictCapacity ?? 10_000);
-    this.log = options.log ?? noLog;
+    this.core = new FoldCore(options);
+    this.log = options.log ?? (() => undefined);
     this.deadlineMs = options.decisionDeadlineMs ?? 5_000;
+    this.audit = new EngineAuditWriter(() => this.producer, () => options.unavailable(this.currentPhase), options.auditKey, this.log);
   }
 
   /** Replays the topic, starts tailing it and returns the running engine. */
@@ -201,61 +215,43 @@ export class FoldEngine<T extends TopicId, S, V> {
 
   private async run(): Promise<void> {
     const { kafka, namespace, projection, topicId } = this.options;
+    const core = this.core;
     this.producer = await EventProducer.connect(kafka, { namespace });
     const batchSize = this.options.replayBatchSize ?? 1_000;
     let sinceFlush = 0;
     const started = Date.now();
-    const fromOffsets = await this.loadSnapshot();
-    if (this.options.fold.prune) {
-      this.partitionTimes = new PartitionTimes(keyPartitioner(await partitionCount(kafka, topicName(topicId, namespace))));
-      for (const [partition, time] of Object.entries(this.seedTimes)) this.partitionTimes.advance(Number(partition), time);
-    }
+    const topic = topicName(topicId, namespace);
+    const starts = this.options.checkpoints ? await logStarts(kafka, topic) : undefined;
+    let fromOffsets = await core.loadSnapshot(starts);
+    if (starts && behindLogStart(starts, fromOffsets)) fromOffsets = await this.restoreCheckpoints(starts);
+    if (this.options.fold.prune) core.trackPartitionTimes(await partitionCount(kafka, topic));
     const replay = await replayTopic(kafka, topicId, {
       namespace,
       timeoutMs: this.options.replayTimeoutMs ?? 60_000,
       timeoutOnStall: true,
       ...(fromOffsets && { fromOffsets }),
       onRecord: async (record) => {
-        this.ingest(record);
+        core.ingest(record);
         sinceFlush += 1;
         if (projection && sinceFlush >= batchSize) {
           sinceFlush = 0;
-          const snapshot = this.snapshotIfDue();
-          const writing = projection.flush(this.foldState, this.applied.snapshot(), snapshot);
-          this.pruneIfDue(); // the flush has read its rows
-          await writing;
-          this.snapshotStored(snapshot);
+          await core.startupFlush();
         }
       },
-      onPoison: (poison) => this.ingestPoison(poison),
+      onPoison: (poison) => core.ingestPoison(poison),
     });
-    for (const [partition, next] of Object.entries(replay.nextOffsets)) this.applied.advance(Number(partition), BigInt(next));
-    // The start-up read's end is worth a snapshot whenever it read anything: the next start begins there.
-    if (projection) {
-      // The rows first; then, the fold having let go of what settled while the service was down,
-      // the snapshot of what is left (the state at the same offsets): the next start loads that.
-      await projection.flush(this.foldState, this.applied.snapshot());
-      this.pruneIfDue(true);
-      const snapshot = this.sinceSnapshot > 0 ? this.takeSnapshot() : undefined;
-      await projection.flush(this.foldState, this.applied.snapshot(), snapshot);
-      this.snapshotStored(snapshot);
-    } else {
-      this.pruneIfDue(true);
-    }
-    for (const [partition, next] of this.applied.snapshot()) this.answered.advance(partition, next);
-    this.startReport = { ...this.startReport, records: replay.records + replay.poison };
-    this.log('info', `${topicId} replayed`, { records: replay.records, unapplied: replay.poison, ms: Date.now() - started, from: this.startReport.from });
+    await core.finishStartup(replay.nextOffsets, replay.records + replay.poison);
+    this.log('info', `${topicId} replayed`, { records: replay.records, unapplied: replay.poison, ms: Date.now() - started, from: core.startReport.from });
     this.tail = await tailTopic(kafka, topicId, {
       namespace,
       fromOffsets: replay.nextOffsets,
-      onRecord: (record) => this.ingest(record),
-      onPoison: (poison) => this.ingestPoison(poison),
-      onBatchEnd: (partition, next) => {
-        this.applied.advance(partition, BigInt(next));
-        if (!projection) this.answered.advance(partition, BigInt(next));
-        // Not awaited: a slow database must not hold the fold back; flushes coalesce meanwhile.
-        void this.flush();
+      recordSpan: applySpanName(topicId),
+      onRecord: (record) => {
+        core.ingest(record);
+        if (this.options.untrusted) reportIfUntrusted(record, topicId, namespace, this.options.untrusted, () => (this.producer ? this.audit : undefined), this.log);
       },
+      onPoison: (poison) => core.ingestPoison(poison),
+      onBatchEnd: (partition, next) => core.batchEnd(partition, BigInt(next)),
       onCrash: () => {
         if (this.currentPhase === 'stopped') return;
         // Fail closed: no answer can be confirmed any more.
@@ -267,162 +263,36 @@ export class FoldEngine<T extends TopicId, S, V> {
   }
 
   /**
-   * Loads the projection's snapshot into the fold and returns the offsets to read on from;
-   * undefined (read from offset 0) when there is none, or it is another fold version's or
-   * unreadable, which is logged as FOLD.SNAPSHOT_REJECTED and shown in `status().start`.
+   * Starts the fold from the checkpoints in the log (some partition no longer begins where the
+   * start would read from) and returns the offsets to read on from; refuses with FOLD.HISTORY_LOST
+   * when they do not cover what was deleted.
    */
-  private async loadSnapshot(): Promise<Record<number, string> | undefined> {
-    const codec = this.options.fold.snapshot;
-    const found = codec ? await this.options.projection?.loadSnapshot?.() : undefined;
-    if (!codec || !found) return undefined;
-    const stored = found.snapshot;
-    const reject = (rejected: SnapshotRejection) => {
-      this.startReport = { from: 'offset-0', records: 0, rejected };
-      this.log('warn', `${this.options.topicId} snapshot not loaded; replaying from offset 0`, { code: 'FOLD.SNAPSHOT_REJECTED', rejected, fold: codec.version });
-      return undefined;
-    };
-    if (stored.fold !== codec.version) return reject('other-version');
-    if (found.aheadOfProjection) return reject('ahead-of-projection');
-    let state: S;
-    const offsets = new Map<number, bigint>();
+  private async restoreCheckpoints(starts: ReadonlyMap<number, bigint>): Promise<Record<number, string>> {
+    const { topicId, namespace, checkpoints } = this.options;
+    if (!checkpoints) throw new TypeError('restoreCheckpoints without checkpoints');
+    let found: CheckpointStart<S> & { readonly fromOffsets: Record<number, string> };
     try {
-      state = codec.decode(stored.state);
-      for (const [partition, next] of Object.entries(stored.offsets)) {
-        if (!/^\d+$/.test(partition) || !/^\d+$/.test(next)) throw new TypeError('offsets');
-        offsets.set(Number(partition), BigInt(next));
-      }
-    } catch {
-      return reject('unreadable');
+      found = await restoreFromCheckpoints(checkpoints, topicName(topicId, namespace), starts);
+    } catch (error) {
+      this.log('error', `${topicId} lost records no checkpoint covers; refusing to start`, { code: 'FOLD.HISTORY_LOST' });
+      throw error;
     }
-    this.foldState = state;
-    for (const [partition, next] of offsets) this.applied.advance(partition, next);
-    // The start reads on at least as far as the projection's last records: their times are the partitions' times by then.
-    this.seedTimes = found.partitionTimes;
-    this.lastSnapshotOffsets = { ...stored.offsets };
-    this.lastSnapshotAt = Date.now();
-    this.startReport = { from: 'snapshot', records: 0 };
-    return Object.fromEntries([...offsets].map(([p, o]) => [p, o.toString()]));
-  }
-
-  /** The fold's state now, as a snapshot at the offsets it has applied. Call it where the flush reads its rows (before any await). */
-  private takeSnapshot(): FoldSnapshot | undefined {
-    const codec = this.options.fold.snapshot;
-    if (!codec || !this.options.projection?.loadSnapshot || this.options.snapshotIntervalMs === 0) return undefined;
-    const offsets = toRecord(this.applied.snapshot());
-    this.sinceSnapshot = 0;
-    this.lastSnapshotAt = Date.now();
-    return { fold: codec.version, offsets, state: codec.encode(this.foldState) };
-  }
-
-  /** A snapshot when the interval has passed and something was applied since the last; otherwise none. */
-  private snapshotIfDue(): FoldSnapshot | undefined {
-    if (this.sinceSnapshot === 0 || Date.now() - this.lastSnapshotAt < (this.options.snapshotIntervalMs ?? 30_000)) return undefined;
-    return this.takeSnapshot();
-  }
-
-  private snapshotLost(): void {
-    this.lastSnapshotAt = 0;
-    this.sinceSnapshot = Math.max(this.sinceSnapshot, 1);
-  }
-
-  /** Counts a snapshot the projection committed. */
-  private snapshotStored(snapshot: FoldSnapshot | undefined): void {
-    if (!snapshot) return;
-    this.snapshotsWritten += 1;
-    this.lastSnapshotOffsets = { ...snapshot.offsets };
-  }
-
-  /** Applies one record to the fold; keeps the verdict when this process appended the event. */
-  private ingest(record: DecodedRecord<T>): void {
-    const verdict = this.options.fold.apply(this.foldState, record.event, record.logTime.getTime());
-    this.sinceSnapshot += 1;
-    this.partitionTimes?.advance(record.partition, record.logTime.getTime());
-    this.sincePrune += 1;
-    if (!this.options.projection) this.pruneIfDue();
-    const fate = this.book.settle(record.event.id, verdict);
-    this.options.projection?.touch(record);
-    const next = BigInt(record.offset) + 1n;
-    this.applied.advance(record.partition, next);
-    const live = this.currentPhase !== 'starting';
-    if (!this.options.projection && live) this.answered.advance(record.partition, next);
-    if (live && this.options.untrusted) reportIfUntrusted(record, this.options.topicId, this.options.namespace, this.options.untrusted, () => (this.producer ? this.audit : undefined), this.log);
-    this.options.onApplied?.(record, verdict, live);
-    if (fate === 'abandoned') this.options.onAbandoned?.(record.event, verdict);
-  }
-
-  private ingestPoison(poison: PoisonRecord): void {
-    this.unapplied += 1;
-    this.sinceSnapshot += 1;
-    this.options.projection?.unappliable(poison);
-    this.applied.advance(poison.partition, BigInt(poison.offset) + 1n);
-    this.log('warn', `${this.options.topicId} record could not be applied`, { code: poison.code, partition: poison.partition, offset: poison.offset });
+    this.core.restored(found);
+    return found.fromOffsets;
   }
 
   /**
-   * Every `PRUNE_EVERY` records, lets the fold go of what settled long enough ago by its partition's
-   * time. With a projection only where nothing touched waits to be written (right after a flush read
-   * its rows): a row the fold no longer holds would never be written.
+   * The fold's state and, per partition, the next offset it has not applied: a consistent cut when
+   * read between two records' handling (from a timer, not from inside a handler), and only until
+   * the next record is applied (the state is the engine's own, advanced in place).
    */
-  private pruneIfDue(now = false): void {
-    const times = this.partitionTimes;
-    if (!times || (this.options.projection?.pending() ?? 0) > 0) return;
-    // Every PRUNE_EVERY records, or a minute after the last prune when records came meanwhile (a quiet service).
-    const due = now || this.sincePrune >= PRUNE_EVERY || (this.sincePrune > 0 && Date.now() - this.lastPruneAt >= PRUNE_AFTER_MS);
-    if (!due) return;
-    this.sincePrune = 0;
-    this.lastPruneAt = Date.now();
-    // What the fold let go of is worth a snapshot: a start loads less.
-    if ((this.options.fold.prune?.(this.foldState, times.timeOf) ?? 0) > 0) this.sinceSnapshot = Math.max(this.sinceSnapshot, 1);
-  }
-
-  /** Commits the projection up to what the fold has applied, then releases the writers it covers. */
-  private flush(): Promise<void> {
-    const projection = this.options.projection;
-    if (!projection) return Promise.resolve();
-    if (this.flushing) {
-      this.flushAgain = true;
-      return this.flushing;
-    }
-    this.flushing = (async () => {
-      do {
-        this.flushAgain = false;
-        const through = this.applied.snapshot();
-        const snapshot = this.snapshotIfDue();
-        try {
-          const writing = projection.flush(this.foldState, through, snapshot);
-          this.pruneIfDue(); // the flush has read its rows
-          await writing;
-          this.snapshotStored(snapshot);
-        } catch {
-          // The snapshot went with the failed transaction: take one again at the next flush.
-          if (snapshot) this.snapshotLost();
-          // The fold goes on; answers wait (and time out, failing closed) until the database is back.
-          this.projectionFailures += 1;
-          this.retryDelayMs = Math.min(Math.max(this.retryDelayMs * 2, 100), 2_000);
-          this.log('warn', `${this.options.topicId} projection write failed; retrying`, { code: 'FOLD.PROJECTION_WRITE_FAILED', retryInMs: this.retryDelayMs });
-          this.scheduleRetry();
-          return;
-        }
-        this.retryDelayMs = 0;
-        for (const [partition, next] of through) this.answered.advance(partition, next);
-      } while (this.flushAgain && this.currentPhase !== 'stopped');
-    })().finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
-  }
-
-  private scheduleRetry(): void {
-    if (this.retryTimer || this.currentPhase === 'stopped') return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      void this.flush();
-    }, this.retryDelayMs);
+  cut(): { readonly state: S; readonly offsets: ReadonlyMap<number, bigint> } {
+    return this.core.cut();
   }
 
   /** The fold's state, read only: the engine owns it and advances it in place. */
   get state(): S {
-    return this.foldState;
+    return this.core.state;
   }
 
   get phase(): FoldPhase {
@@ -437,26 +307,7 @@ export class FoldEngine<T extends TopicId, S, V> {
   async decide(event: TopicEvent<T>): Promise<V> {
     const producer = this.producer;
     if (this.currentPhase !== 'running' || !producer) throw this.options.unavailable(this.currentPhase);
-    const deadline = Date.now() + this.deadlineMs;
-    this.book.expect(event.id);
-    let appended: AppendResult;
-    try {
-      appended = await withDeadline(producer.publish(this.options.topicId, event), deadline, () => this.options.unavailable('append-deadline'));
-    } catch (error) {
-      this.giveUp(event);
-      // An event that fails its contract was never sent: that is the request's fault, not the engine's.
-      if (error instanceof GatehouseError && error.category === 'validation') throw error;
-      throw isUnavailable(error) ? error : this.options.unavailable('append-failed', error);
-    }
-    try {
-      await this.answered.waitFor(appended.partition, BigInt(appended.offset), deadline);
-    } catch (error) {
-      this.giveUp(event);
-      throw isUnavailable(error) ? error : this.options.unavailable('fold-failed', error);
-    }
-    const verdict = this.book.take(event.id);
-    if (verdict === undefined) throw this.options.unavailable('verdict-lost');
-    return verdict;
+    return decideOn(this.core, producer, this.options, event, Date.now() + this.deadlineMs);
   }
 
   /**
@@ -465,40 +316,15 @@ export class FoldEngine<T extends TopicId, S, V> {
    * or when the engine stops.
    */
   whenAnswered(partition: number, offset: bigint, timeoutMs = 30_000): Promise<void> {
-    return this.answered.waitFor(partition, offset, Date.now() + timeoutMs);
+    return this.core.answered.waitFor(partition, offset, Date.now() + timeoutMs);
   }
 
   /** Appends `event` to another topic (a security event on the audit topic, say) with the engine's producer. */
   async publishTo<U extends TopicId>(topicId: U, event: TopicEvent<U>): Promise<AppendResult> {
     const producer = this.producer;
     if (this.currentPhase !== 'running' || !producer) throw this.options.unavailable(this.currentPhase);
-    if (topicId === 'audit') return this.appendAudit(event as TopicEvent<'audit'>);
+    if (topicId === 'audit') return this.audit.publish('audit', event as TopicEvent<'audit'>);
     return producer.publish(topicId, event);
-  }
-
-  /** Appends an audit record; once acknowledged, the next checkpoint of its source covers it. */
-  private async appendAudit(event: TopicEvent<'audit'>): Promise<AppendResult> {
-    const producer = this.producer;
-    if (!producer) throw this.options.unavailable(this.currentPhase);
-    const appended = await producer.publish('audit', event);
-    if (isDecisionRecorded(event)) this.checkpointerOf(event.source)?.covered(event);
-    return appended;
-  }
-
-  private checkpointerOf(source: string): AuditCheckpointer | undefined {
-    const key = this.options.auditKey;
-    if (!key) return undefined;
-    let checkpointer = this.checkpointers.get(source);
-    if (!checkpointer) {
-      checkpointer = new AuditCheckpointer({
-        key,
-        source,
-        append: (checkpoint) => (this.producer ? this.producer.publish('audit', checkpoint) : Promise.reject(this.options.unavailable('stopped'))),
-        onError: () => this.log('warn', 'could not append an audit checkpoint; its records go into the next', { code: 'AUDIT.CHECKPOINT_FAILED' }),
-      });
-      this.checkpointers.set(source, checkpointer);
-    }
-    return checkpointer;
   }
 
   /** Appends without waiting for a verdict (an undo, an expiry sweep); resolves once the broker has it. */
@@ -508,23 +334,8 @@ export class FoldEngine<T extends TopicId, S, V> {
     return producer.publish(this.options.topicId, event);
   }
 
-  private giveUp(event: TopicEvent<T>): void {
-    const settled = this.book.abandon(event.id);
-    if (settled !== undefined) this.options.onAbandoned?.(event, settled);
-  }
-
   status(): FoldStatus {
-    return {
-      phase: this.currentPhase,
-      appliedOffsets: toRecord(this.applied.snapshot()),
-      projectedOffsets: toRecord(this.answered.snapshot()),
-      unappliedRecords: this.unapplied,
-      waitingWriters: this.answered.waiting(),
-      verdictsEvicted: this.book.evicted(),
-      projectionFailures: this.projectionFailures,
-      start: this.startReport,
-      snapshots: { written: this.snapshotsWritten, ...(this.lastSnapshotOffsets && { lastOffsets: this.lastSnapshotOffsets }) },
-    };
+    return { phase: this.currentPhase, ...this.core.status() };
   }
 
   /** Stops tailing and appending; waiting writers get the `unavailable` error. Safe to call twice. */
@@ -532,34 +343,87 @@ export class FoldEngine<T extends TopicId, S, V> {
     if (this.currentPhase === 'stopped') return;
     const wasRunning = this.currentPhase === 'running';
     this.currentPhase = 'stopped';
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
     const stopping = this.options.unavailable('stopping');
-    this.answered.close(stopping);
-    this.applied.close(stopping);
+    // The tail stops first, so no record is applied while the core commits its last rows.
+    this.core.answered.close(stopping);
+    this.core.applied.close(stopping);
     await this.tail?.stop().catch(() => undefined);
-    await this.flushing?.catch(() => undefined);
-    const projection = this.options.projection;
-    if (wasRunning && projection && (projection.pending() > 0 || this.sinceSnapshot > 0)) {
-      // Best effort, with a snapshot so the next start begins here: a restart reads on from the last one stored anyway.
-      const snapshot = this.takeSnapshot();
-      await projection.flush(this.foldState, this.applied.snapshot(), snapshot).then(
-        () => this.snapshotStored(snapshot),
-        () => undefined,
-      );
-    }
+    await this.core.stop(stopping, wasRunning);
     // The last checkpoints, so every audit record this engine appended is covered.
-    for (const checkpointer of this.checkpointers.values()) await checkpointer.close().catch(() => undefined);
+    await this.audit.close();
     await this.producer?.close().catch(() => undefined);
   }
 }
 
-/** Records applied between two prunes of the fold: a prune walks the whole state, so not per record. */
-const PRUNE_EVERY = 5_000;
-const PRUNE_AFTER_MS = 60_000;
+/**
+ * Appends `event` with `producer`, waits on `core` until its offset is applied (and projected) and
+ * returns the fold's verdict on it: the writer's path of every engine. `deadline` bounds it all.
+ */
+export async function decideOn<T extends TopicId, S, V>(
+  core: FoldCore<T, S, V>,
+  producer: EventProducer,
+  options: Pick<FoldEngineOptions<T, S, V>, 'topicId' | 'unavailable' | 'namespace'>,
+  event: TopicEvent<T>,
+  deadline: number,
+): Promise<V> {
+  const started = performance.now();
+  const topic = topicName(options.topicId, options.namespace);
+  core.book.expect(event.id);
+  let appended: AppendResult;
+  try {
+    appended = await withDeadline(producer.publish(options.topicId, event), deadline, () => options.unavailable('append-deadline'));
+  } catch (error) {
+    core.giveUp(event);
+    // An event that fails its contract was never sent: that is the request's fault, not the engine's.
+    const refused = error instanceof GatehouseError && error.category === 'validation';
+    recordDecisionLatency(topic, started, refused ? 'refused' : 'unavailable');
+    if (refused) throw error;
+    throw isUnavailable(error) ? error : options.unavailable('append-failed', error);
+  }
+  try {
+    const verdict = await core.verdictOf(event.id, appended.partition, BigInt(appended.offset), deadline);
+    recordDecisionLatency(topic, started, 'answered');
+    return verdict;
+  } catch (error) {
+    core.giveUp(event);
+    recordDecisionLatency(topic, started, 'unavailable');
+    throw isUnavailable(error) ? error : options.unavailable('fold-failed', error);
+  }
+}
+
+/** The refusal of a fold over a log that deleted records no checkpoint in it covers. */
+function historyLost(topic: string, starts: ReadonlyMap<number, bigint>): GatehouseError {
+  return new GatehouseError('FOLD.HISTORY_LOST', 'the topic deleted records the fold needs and holds no checkpoint covering them: start from a database whose projection is past them, or restore the topic', {
+    category: 'unavailable',
+    details: { topic, starts: toRecord(starts) },
+  });
+}
+
+/**
+ * The start of a fold over a log whose beginning was deleted, from `checkpoints` (the engine's and
+ * a rebuild's), with the offsets each partition reads on from (its cut, or where it begins when it
+ * lost nothing and has none); FOLD.HISTORY_LOST when they do not cover what was deleted.
+ */
+export async function restoreFromCheckpoints<S>(checkpoints: FoldCheckpoints<S>, topic: string, starts: ReadonlyMap<number, bigint>): Promise<CheckpointStart<S> & { readonly fromOffsets: Record<number, string> }> {
+  const found = await checkpoints.restore(starts);
+  if (!found) throw historyLost(topic, starts);
+  const fromOffsets = Object.fromEntries([...starts].map(([partition, low]) => [partition, (found.offsets.get(partition) ?? low).toString()]));
+  return { ...found, fromOffsets };
+}
+
+/** Each partition's first offset on the broker (what retention has not deleted). */
+export async function logStarts(kafka: Kafka, topic: string): Promise<Map<number, bigint>> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    return new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, BigInt(o.low)]));
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
 
 /** The number of partitions of `topic`. */
-async function partitionCount(kafka: Kafka, topic: string): Promise<number> {
+export async function partitionCount(kafka: Kafka, topic: string): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
   try {

@@ -5,6 +5,8 @@ import { type DecodedRecord } from '../records.js';
 import { replayTopic } from '../replay.js';
 import { type TailHandle, tailTopic } from '../tail.js';
 import { type Fold, type FoldLog } from './fold-engine.js';
+import { applySpanName, countUntrustedGrant } from '../telemetry/kafka-telemetry.js';
+import { activeTraceContext } from '../telemetry/trace-context.js';
 
 /** Who reports grants a fold ignored, and which keys it trusts. */
 export interface UntrustedReporting {
@@ -34,10 +36,13 @@ export function reportIfUntrusted<T extends TopicId>(
   const check: GrantCheck = checkGrant(record.event, reporting.keyring);
   if (check.trusted) return false;
   const at = { topic: topicName(topicId, namespace), partition: record.partition, offset: record.offset };
+  countUntrustedGrant(at.topic, check.reason);
   log('warn', `ignored a ${record.event.type} without a valid signature`, { code: 'SECURITY.UNTRUSTED_GRANT', untrusted: check.reason, partition: record.partition, offset: record.offset });
   const { meta, payload } = untrustedGrantDecision({ source: reporting.source }, record.event, check, at);
+  // The report joins the trace the record is applied in (none with the SDK off).
+  const trace = activeTraceContext();
   Promise.resolve(producer())
-    .then((p) => p?.publish('audit', createEvent(DecisionRecordedV1, meta, payload)))
+    .then((p) => p?.publish('audit', createEvent(DecisionRecordedV1, { ...meta, ...(trace && { trace }) }, payload)))
     .catch(() => log('warn', 'could not report an untrusted grant', { code: 'SECURITY.REPORT_FAILED' }));
   return true;
 }
@@ -93,6 +98,7 @@ export class FoldReader<T extends TopicId, S, V> {
     this.tail = await tailTopic(kafka, topicId, {
       namespace,
       fromOffsets: replayed.nextOffsets,
+      recordSpan: applySpanName(topicId),
       onRecord: (r) => this.ingest(r, true),
       onCrash: () => {
         if (this.currentPhase === 'stopped') return;

@@ -22,9 +22,11 @@ export interface FoldSnapshot {
 /**
  * Why a stored snapshot was not loaded: the engine replays from offset 0 instead. `ahead-of-projection`:
  * the projection's rows do not reach the snapshot's offsets (rows or offsets dropped by hand), so a
- * start from it would never write the rows before it.
+ * start from it would never write the rows before it. `behind-log-start`: the topic has deleted
+ * records past the snapshot's offsets (the service was down longer than the topic keeps records);
+ * the start goes to the checkpoints in the log instead.
  */
-export type SnapshotRejection = 'other-version' | 'unreadable' | 'ahead-of-projection';
+export type SnapshotRejection = 'other-version' | 'unreadable' | 'ahead-of-projection' | 'behind-log-start';
 
 /** A snapshot as a projection keeps it: whether its rows reach the snapshot's offsets. */
 export interface StoredFoldSnapshot {

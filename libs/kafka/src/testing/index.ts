@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { encodeEvent, recordKey, type TopicEvent, type TopicId, TOPICS, topicName } from '@gatehouse/contracts';
-import { type Kafka } from 'kafkajs';
+import { type Kafka, type SASLOptions } from 'kafkajs';
+import { LostAnswers } from './lost-answers.js';
 import { type Fold } from '../fold-engine/fold-engine.js';
 import { provisionAcls } from '../acls.js';
 import { createKafkaClient, type KafkaLogSink } from '../client.js';
 import { KAFKA_PASSWORD_ENV, KAFKA_PASSWORD_FILE_ENV, KAFKA_SASL_MECHANISM_ENV, KAFKA_USERNAME_ENV, kafkaConfigFromEnv } from '../config.js';
-import { throwawayGroupId } from '../groups.js';
-import { Partitioners } from '../kafkajs.js';
+import { rememberClientPrincipal, throwawayGroupId } from '../groups.js';
+import { Kafka as KafkaClient, logLevel, Partitioners } from '../kafkajs.js';
 import { provisionTopics } from '../provision.js';
 
 /** A fresh topic namespace, so every test gets its own topics. */
@@ -40,6 +41,29 @@ export function kafkaUserEnv(user: string, env: NodeJS.ProcessEnv = process.env)
 export function testKafka(clientId = 'gatehouse-test', user?: string): Kafka {
   const env = user === undefined ? process.env : { ...process.env, ...kafkaUserEnv(user) };
   return createKafkaClient(kafkaConfigFromEnv(clientId, env));
+}
+
+export { LostAnswers };
+
+/**
+ * A client like `testKafka` whose connections come from `lost.socketFactory` (answers to Produce
+ * requests can be lost on purpose) and that retries once, so two lost answers in a row fail the
+ * send that was waiting for them. Silent: the failures are the test's doing.
+ */
+export function lossyTestKafka(clientId: string, lost: LostAnswers): Kafka {
+  const config = kafkaConfigFromEnv(clientId);
+  const sasl = config.sasl;
+  const kafka = new KafkaClient({
+    clientId,
+    brokers: [...config.brokers],
+    ...(sasl ? { sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as SASLOptions, ssl: false } : {}),
+    socketFactory: lost.socketFactory,
+    // The fewest an idempotent producer accepts: a send fails once two answers in a row are lost.
+    retry: { retries: 1, initialRetryTime: 50 },
+    logLevel: logLevel.NOTHING,
+  });
+  rememberClientPrincipal(kafka, config);
+  return kafka;
 }
 
 /** Provisions every catalog topic, and the principals' ACLs on them, under a fresh namespace; returns the namespace. */
@@ -218,3 +242,4 @@ export async function appendRepeated<T extends TopicId>(kafka: Kafka, topicId: T
     await producer.disconnect();
   }
 }
+export { type Measurement, type RecordedSpan, type RecordedTelemetry, recordTelemetry } from './telemetry.js';
