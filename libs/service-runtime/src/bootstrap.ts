@@ -4,6 +4,7 @@ import { GatehouseError } from '@gatehouse/contracts';
 import { type ServiceConfig, serviceConfigFromEnv } from './config.js';
 import { createServiceApp } from './create-app.js';
 import { type ServiceDescriptor } from './services.js';
+import { startTelemetry, type TelemetryHandle } from './telemetry/otel-sdk.js';
 
 /** One JSON line per log entry on stdout: what a log shipper expects. */
 class JsonLogger implements LoggerService {
@@ -27,6 +28,8 @@ class JsonLogger implements LoggerService {
 
 /** How long a graceful stop may take before the process gives up and exits 1. */
 const SHUTDOWN_DEADLINE_MS = 15_000;
+/** How long the stop waits for the last spans and metrics to leave: an unreachable collector must not hold it. */
+const TELEMETRY_FLUSH_MS = 5_000;
 
 /**
  * How long an idle keep-alive connection stays open, ms. Node's default (5 s) is shorter than
@@ -38,10 +41,11 @@ export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * Creates and starts a service. SIGTERM/SIGINT close it gracefully (HTTP server, then
- * the lifecycle hooks that disconnect Kafka and the database pool) and exit 0; Nest's own
- * shutdown hooks would re-raise the signal instead, which reads as a crash to a supervisor.
+ * the lifecycle hooks that disconnect Kafka and the database pool, then `telemetry`'s last
+ * export) and exit 0; Nest's own shutdown hooks would re-raise the signal instead, which reads
+ * as a crash to a supervisor.
  */
-export async function startService(module: unknown, config: ServiceConfig): Promise<INestApplication> {
+export async function startService(module: unknown, config: ServiceConfig, telemetry?: TelemetryHandle): Promise<INestApplication> {
   const logger = new JsonLogger(config.service.name);
   const app = await createServiceApp(module, { logger });
   const server = app.getHttpServer() as { keepAliveTimeout: number; headersTimeout: number };
@@ -59,7 +63,8 @@ export async function startService(module: unknown, config: ServiceConfig): Prom
       log.error('graceful stop timed out');
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS).unref();
-    app.close().then(
+    const flushed = () => Promise.race([telemetry?.shutdown(), new Promise((resolve) => setTimeout(resolve, TELEMETRY_FLUSH_MS).unref())]);
+    app.close().then(flushed).then(
       () => {
         log.log('stopped');
         process.exit(0);
@@ -76,13 +81,15 @@ export async function startService(module: unknown, config: ServiceConfig): Prom
 }
 
 /**
- * The whole `main` of a service: reads its configuration, starts it, and on a start-up
- * failure prints one JSON error line (code, never secrets) and exits 1.
+ * The whole `main` of a service: reads its configuration, starts the OpenTelemetry SDK the
+ * `OTEL_*` variables ask for (none by default) before anything creates a meter, starts the
+ * service, and on a start-up failure prints one JSON error line (code, never secrets) and exits 1.
  */
 export async function runService(descriptor: ServiceDescriptor, createModule: (config: ServiceConfig) => unknown): Promise<void> {
   try {
     const config = serviceConfigFromEnv(descriptor);
-    await startService(createModule(config), config);
+    const telemetry = startTelemetry(`gatehouse-${descriptor.name}`);
+    await startService(createModule(config), config, telemetry);
   } catch (error) {
     const code = error instanceof GatehouseError ? error.code : 'SERVICE.START_FAILED';
     const message = error instanceof GatehouseError ? error.message : 'service failed to start';

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { GatehouseError } from '@gatehouse/contracts';
 import {
   KAFKA_BROKERS_ENV,
@@ -33,6 +34,16 @@ export const ENV = {
   kafkaConnectDeadlineMs: 'GATEHOUSE_KAFKA_CONNECT_DEADLINE_MS',
   /** Least time between two snapshots of a fold service's fold, ms (default 30000; 0 writes none). */
   foldSnapshotIntervalMs: 'GATEHOUSE_FOLD_SNAPSHOT_INTERVAL_MS',
+  /**
+   * `partitions`: the replicas of the service share its topic's partitions through a consumer group
+   * and each folds only its own, forwarding requests for other partitions' keys to their owner
+   * (issue 19). Unset (or `none`): one replica folds every partition.
+   */
+  scaleOut: 'GATEHOUSE_SCALE_OUT',
+  /** With scale-out: the base URL other replicas forward requests to (default http://<host>:<port>). */
+  advertisedUrl: 'GATEHOUSE_ADVERTISED_URL',
+  /** With scale-out: this replica's name in the ownership table (default <hostname>:<pid>). */
+  replicaId: 'GATEHOUSE_REPLICA_ID',
 } as const;
 
 export interface ServiceConfig {
@@ -45,6 +56,26 @@ export interface ServiceConfig {
   readonly database: { readonly url: string; readonly schema: string };
   /** Least time between two snapshots of the service's fold, ms; 0: none written. */
   readonly foldSnapshotIntervalMs: number;
+  /** Set when the replicas share the topic's partitions (GATEHOUSE_SCALE_OUT=partitions): who this replica is and where it answers. */
+  readonly scaleOut?: { readonly replicaId: string; readonly url: string };
+}
+
+/** The scale-out settings: undefined for a single replica; a typed error for a bad value. */
+function scaleOutFromEnv(env: NodeJS.ProcessEnv, host: string, port: number): ServiceConfig['scaleOut'] {
+  const mode = env[ENV.scaleOut] ?? 'none';
+  if (mode === 'none' || mode === '') return undefined;
+  if (mode !== 'partitions') throw invalid(ENV.scaleOut, 'must be "partitions" or "none"');
+  const url = env[ENV.advertisedUrl] ?? `http://${host}:${port}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalid(ENV.advertisedUrl, 'must be an http:// or https:// URL');
+  }
+  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.search !== '' || parsed.hash !== '') throw invalid(ENV.advertisedUrl, 'must be an http:// or https:// URL without query');
+  const replicaId = env[ENV.replicaId] ?? `${hostname()}:${process.pid}`;
+  if (!/^[\w.:@-]{1,128}$/.test(replicaId)) throw invalid(ENV.replicaId, 'must be 1 to 128 letters, digits and . : @ _ -');
+  return { replicaId, url: parsed.href.replace(/\/$/, '') };
 }
 
 function invalid(variable: string, expectation: string): GatehouseError {
@@ -72,12 +103,15 @@ export function serviceConfigFromEnv(service: ServiceDescriptor, env: NodeJS.Pro
   if (!Number.isInteger(deadline) || deadline < 0) throw invalid(ENV.kafkaConnectDeadlineMs, 'must be a whole number of milliseconds');
   const snapshotInterval = Number(env[ENV.foldSnapshotIntervalMs] ?? 30_000);
   if (!Number.isSafeInteger(snapshotInterval) || snapshotInterval < 0) throw invalid(ENV.foldSnapshotIntervalMs, 'must be a whole number of milliseconds');
+  const host = env[ENV.host] ?? '127.0.0.1';
+  const scaleOut = scaleOutFromEnv(env, host, port);
   return {
     service,
     kafkaConnectDeadlineMs: deadline,
     foldSnapshotIntervalMs: snapshotInterval,
-    host: env[ENV.host] ?? '127.0.0.1',
+    host,
     port,
+    ...(scaleOut && { scaleOut }),
     kafka: kafkaConfigFromEnv(`gatehouse-${service.name}`, env),
     topicNamespace: namespace || undefined,
     database: { url, schema: service.schema },

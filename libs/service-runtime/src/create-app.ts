@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { httpTelemetry } from './telemetry/http-telemetry.js';
 
 type Closer = () => Promise<void>;
 
@@ -22,12 +23,16 @@ export function closeIfStartFails<T>(resource: T, close: (resource: T) => Promis
 /**
  * `NestFactory.create` for a gatehouse service: when any provider fails to start, what the
  * providers before it opened (`closeIfStartFails`) is closed, newest first, and the start's
- * error is thrown. A successful app closes them itself, on `app.close()`.
+ * error is thrown. A successful app closes them itself, on `app.close()`. Every request gets a
+ * server span and its duration (`httpTelemetry`).
  */
 export async function createServiceApp(module: unknown, options: NestApplicationOptions): Promise<INestApplication> {
   const closers: Closer[] = [];
   try {
-    return await opening.run(closers, () => NestFactory.create(module as Parameters<typeof NestFactory.create>[0], { ...options, abortOnError: false }));
+    const app = await opening.run(closers, () => NestFactory.create(module as Parameters<typeof NestFactory.create>[0], { ...options, abortOnError: false }));
+    // First of every request's handlers (routes are added at listen): its span continues the caller's trace.
+    app.use(httpTelemetry());
+    return app;
   } catch (error) {
     for (const close of closers.reverse()) await close().catch(() => undefined);
     throw error;

@@ -14,6 +14,10 @@ function poison(n: number, valueBytes = 10): PoisonRecord[] {
   return Array.from({ length: n }, (_, i) => ({ topic: 'gatehouse.audit.v1', partition: 0, offset: String(i), key: null, value: Buffer.alloc(valueBytes, 'x'), code: 'CONTRACT.MALFORMED_JSON', reason: 'not JSON' }));
 }
 
+/**
+ * What the publisher's producer uses of a kafkajs client: an idempotent producer whose requests go
+ * out as `sendBatch` (group commit), and an admin that tells the topic's partition count.
+ */
 function fakeKafka(behaviour: { connect?: () => Promise<void>; send?: (messages: unknown[]) => Promise<void> }) {
   const sends: number[] = [];
   let connects = 0;
@@ -23,11 +27,17 @@ function fakeKafka(behaviour: { connect?: () => Promise<void>; send?: (messages:
         connects += 1;
         await behaviour.connect?.();
       },
-      send: async ({ messages }: { messages: unknown[] }) => {
+      sendBatch: async ({ topicMessages }: { topicMessages: { topic: string; messages: unknown[] }[] }) => {
+        const messages = topicMessages.flatMap((t) => t.messages);
         await behaviour.send?.(messages);
         sends.push(messages.length);
-        return [];
+        return topicMessages.map((t) => ({ topicName: t.topic, partition: 0, errorCode: 0, baseOffset: '0' }));
       },
+      disconnect: async () => undefined,
+    }),
+    admin: () => ({
+      connect: async () => undefined,
+      fetchTopicMetadata: async ({ topics }: { topics: string[] }) => ({ topics: topics.map((name) => ({ name, partitions: [{ partitionId: 0 }] })) }),
       disconnect: async () => undefined,
     }),
   } as unknown as Kafka;

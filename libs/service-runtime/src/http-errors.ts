@@ -1,5 +1,6 @@
 import { type ArgumentsHost, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { type ErrorCategory, GatehouseError, type JsonSafe } from '@gatehouse/contracts';
+import { type ForwardedRequest, type ForwardedResponse, type OwnerForwarder } from './owner-forwarding.js';
 
 /** The JSON body of every error a service answers. */
 export interface ErrorBody {
@@ -62,16 +63,22 @@ export function errorResponse(error: unknown, mapping: ErrorMapping): { status: 
   return { status: 500, headers: {}, body: { code: mapping.internal.code, message: mapping.internal.message, retryable: false } };
 }
 
-interface ResponseLike {
-  headersSent?: boolean;
+interface ResponseLike extends ForwardedResponse {
   status(code: number): ResponseLike;
-  setHeader(name: string, value: string): void;
   json(body: unknown): void;
+}
+
+/** The engine's refusal of a key on a partition another replica owns: the partition, when `error` is one. */
+function notOwnedPartition(error: unknown): number | undefined {
+  if (!(error instanceof GatehouseError) || error.code !== 'FOLD.NOT_OWNER') return undefined;
+  const partition = error.details['partition'];
+  return typeof partition === 'number' ? partition : undefined;
 }
 
 /**
  * Base of each service's exception filter: every error of every route leaves as JSON with a
- * stable code. Subclasses add `@Catch()` and their mapping.
+ * stable code. Subclasses add `@Catch()` and their mapping. With a `forwarder` (a scaled-out
+ * replica), a request for a key of a partition another replica owns is answered by that owner.
  */
 export abstract class GatehouseExceptionFilter implements ExceptionFilter {
   private readonly log: Logger;
@@ -81,14 +88,24 @@ export abstract class GatehouseExceptionFilter implements ExceptionFilter {
     context: string,
     /** Codes that are expected under load (a 503 the caller retries) and not logged as errors. */
     private readonly quiet: ReadonlySet<string> = new Set(),
+    private readonly forwarder?: OwnerForwarder,
   ) {
     this.log = new Logger(context);
   }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<ResponseLike>();
+    const partition = notOwnedPartition(exception);
+    if (partition !== undefined && this.forwarder) {
+      this.forwarder.forward(host.switchToHttp().getRequest<ForwardedRequest>(), response, partition).catch((error: unknown) => this.answer(error, response));
+      return;
+    }
+    this.answer(exception, response);
+  }
+
+  private answer(exception: unknown, response: ResponseLike): void {
     const { status, headers, body } = errorResponse(exception, this.mapping);
-    if (status >= 500 && !this.quiet.has(body.code)) this.log.error(`request failed: ${body.code}`);
+    if (status >= 500 && !this.quiet.has(body.code) && body.code !== 'FOLD.PARTITION_MOVING') this.log.error(`request failed: ${body.code}`);
     if (response.headersSent) return;
     for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
     response.status(status).json(body);

@@ -7,3 +7,5 @@ export const KAFKA_ADMIN = 'gatehouse:kafka-admin';
 export const DEAD_LETTERS = 'gatehouse:dead-letters';
 /** The service's `ProjectionLogs`: which log each projection is bound to (routes refuse while one is not). */
 export const PROJECTION_LOGS = 'gatehouse:projection-logs';
+/** A scaled-out replica's forwarder of requests for other replicas' partitions (absent for a single replica). */
+export const OWNER_FORWARDER = 'gatehouse:owner-forwarder';

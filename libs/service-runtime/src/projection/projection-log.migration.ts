@@ -60,3 +60,51 @@ export class FoldSnapshots1766400000000 implements MigrationInterface {
     await queryRunner.query(`DROP TABLE ${migrationSchema(queryRunner)}.fold_snapshots`);
   }
 }
+
+/**
+ * The replica that owns each partition of a scaled-out projection (issue 19): `partition_owners`,
+ * with its fencing epoch (a claim raises it; a projection write of another epoch is refused) and
+ * the URL requests for the partition's keys are forwarded to. Every service runs it.
+ */
+export class PartitionOwners1767100000000 implements MigrationInterface {
+  name = 'PartitionOwners1767100000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
+      CREATE TABLE ${migrationSchema(queryRunner)}.partition_owners (
+        projection text NOT NULL,
+        topic text NOT NULL,
+        partition integer NOT NULL,
+        epoch bigint NOT NULL,
+        owner text NOT NULL,
+        url text,
+        claimed_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (projection, topic, partition)
+      )`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE ${migrationSchema(queryRunner)}.partition_owners`);
+  }
+}
+
+/**
+ * A snapshot per partition for a scaled-out fold service (issue 19): `part`, -1 for a snapshot of
+ * every partition (as one replica keeps it). Every fold service runs it after `FoldSnapshots1766400000000`.
+ */
+export class PartitionSnapshots1767100000001 implements MigrationInterface {
+  name = 'PartitionSnapshots1767100000001';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const schema = migrationSchema(queryRunner);
+    await queryRunner.query(`ALTER TABLE ${schema}.fold_snapshots ADD COLUMN part integer NOT NULL DEFAULT -1`);
+    await queryRunner.query(`ALTER TABLE ${schema}.fold_snapshots DROP CONSTRAINT fold_snapshots_pkey, ADD PRIMARY KEY (projection, topic, part)`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    const schema = migrationSchema(queryRunner);
+    await queryRunner.query(`DELETE FROM ${schema}.fold_snapshots WHERE part <> -1`);
+    await queryRunner.query(`ALTER TABLE ${schema}.fold_snapshots DROP CONSTRAINT fold_snapshots_pkey, ADD PRIMARY KEY (projection, topic)`);
+    await queryRunner.query(`ALTER TABLE ${schema}.fold_snapshots DROP COLUMN part`);
+  }
+}

@@ -85,6 +85,19 @@ export class ProjectionLogs {
   }
 
   /**
+   * For a scaled-out replica (`OwnedFoldEngine`): binds the projection to its log once, and returns
+   * the writer of each partition the replica comes to own, fenced by the epoch of its claim.
+   */
+  async ownedProjectionWriters<T extends TopicId, S>(
+    spec: ProjectionSpec<T, S, unknown>,
+    topic: string,
+    options: Omit<ProjectionWriterOptions, 'log' | 'owned'> = {},
+  ): Promise<(partition: number, epoch: number) => ProjectionWriter<T, S>> {
+    const log = await this.bind(specLog(spec, topic));
+    return (partition, epoch) => new ProjectionWriter(this.options.dataSource, spec, this.options.schema, topic, { ...options, log, owned: { partition, epoch } });
+  }
+
+  /**
    * Stops `engine` once a projection's log is found changed while running (its fold in memory is
    * the old log's: nothing may be decided or swept on it), and returns it.
    */

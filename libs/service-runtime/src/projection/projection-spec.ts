@@ -1,5 +1,6 @@
 import { type TopicId } from '@gatehouse/contracts';
-import { type DecodedRecord, type Fold } from '@gatehouse/kafka';
+import { type DecodedRecord, type Fold, type FoldCheckpoints } from '@gatehouse/kafka';
+import { type Kafka } from 'kafkajs';
 import { type EntityManager } from 'typeorm';
 import { type MigrationClass } from '../database.js';
 
@@ -41,6 +42,11 @@ export interface ProjectionSpec<T extends TopicId, S, V> {
   readonly fold: Fold<T, S, V>;
   readonly tables: readonly ProjectedTable<T, S>[];
   readonly migrations: readonly MigrationClass[];
+  /**
+   * For a topic that deletes records the fold needs (the ledger's): the checkpoints in the log
+   * that a start, and a rebuild, over a log whose beginning is gone begin from.
+   */
+  readonly checkpoints?: (kafka: Kafka, namespace: string | undefined) => FoldCheckpoints<S>;
 }
 
 /** A checked schema name, quoted, safe to put in SQL. */

@@ -1,7 +1,8 @@
 import { type TopicId } from '@gatehouse/contracts';
-import { type DecodedRecord, type FoldProjection, type FoldSnapshot, type PoisonRecord, type StoredFoldSnapshot } from '@gatehouse/kafka';
+import { type DecodedRecord, type FoldProjection, type FoldSnapshot, type PoisonRecord, type RowPosition, type StoredFoldSnapshot } from '@gatehouse/kafka';
 import { type DataSource, type EntityManager } from 'typeorm';
 import { jsonbParam, type LogAnchor, ProjectionOffsets } from '../database.js';
+import { assertPartitionOwner } from './partition-owners.js';
 import { type LogBinding, projectionLockKey } from './projection-log.js';
 import { type ProjectionSpec, schemaIdent, type Touch } from './projection-spec.js';
 
@@ -18,7 +19,14 @@ export interface ProjectionWriterOptions {
    * transaction and writes nothing once the rows are another log's (PROJECTION.LOG_CHANGED).
    */
   readonly log?: LogBinding;
+  /**
+   * A scaled-out replica's writer of one partition it owns (`OwnedFoldEngine`): its snapshot row is
+   * the partition's own, writers of other partitions commit beside it, and every flush first checks
+   * that the partition's owner epoch is still `epoch` (a newer owner's claim fences it: FOLD.FENCED).
+   */
+  readonly owned?: { readonly partition: number; readonly epoch: number };
 }
+
 
 /**
  * Keeps a service's PostgreSQL projection of its fold. The fold marks what each record touched;
@@ -32,6 +40,8 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
   /** Rows a failed flush made (per table): written by the next flush unless touched again since (the fold may have let go of them). */
   private unwritten: Map<string, { touch: Touch; row: object | undefined }>[];
   private unapplied = new Map<string, PoisonRecord>();
+  /** Per partition, the cut of a start from checkpoints: the next flush drops the rows older than it first. */
+  private resets: ReadonlyMap<number, bigint> | undefined;
   private readonly anchors = new Map<number, LogAnchor>();
   private readonly offsets: ProjectionOffsets;
   private readonly schemaSql: string;
@@ -59,6 +69,17 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     });
   }
 
+  /**
+   * The fold started from checkpoints (`FoldProjection.seed`): the next flush writes every row of
+   * `rows` and, on each partition whose stored rows are older than its cut, drops those first.
+   */
+  seed(rows: ReadonlyMap<string, ReadonlyMap<string, RowPosition>>, cuts: ReadonlyMap<number, bigint>): void {
+    this.spec.tables.forEach((table, i) => {
+      for (const [key, at] of rows.get(table.table) ?? []) this.touched[i]?.set(key, at);
+    });
+    this.resets = cuts;
+  }
+
   /** Notes a record the fold could not apply (it failed its contract); it is kept with its reason. */
   unappliable(poison: PoisonRecord): void {
     this.unapplied.set(`${poison.partition}/${poison.offset}`, poison);
@@ -84,6 +105,8 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     const touched = this.touched;
     const unapplied = this.unapplied;
     const unwritten = this.unwritten;
+    const resets = this.resets;
+    this.resets = undefined;
     this.touched = this.spec.tables.map(() => new Map());
     this.unapplied = new Map();
     this.unwritten = this.spec.tables.map(() => new Map());
@@ -101,12 +124,17 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
         // A stuck lock becomes a failed write that is retried, never a flush that hangs.
         await manager.query(`SET LOCAL lock_timeout = '${WRITE_TIMEOUT}'`);
         await manager.query(`SET LOCAL statement_timeout = '${WRITE_TIMEOUT}'`);
-        // Replicas sharing the schema take turns; each skips what another already wrote.
-        await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [projectionLockKey(this.schema, this.spec.name, this.topic)]);
+        // Replicas sharing the schema take turns; each skips what another already wrote. Owners of
+        // different partitions write side by side (a rebuild still excludes them all).
+        await this.lock(manager);
         // Rows of another log are never written (the log changed under this process, or another replica rebuilt them).
         await this.options.log?.assertCurrent(manager);
         const stored = await this.offsets.load(manager, this.topic);
         const fresh = (touch: Touch) => touch.offset >= BigInt(stored[touch.partition] ?? '0');
+        for (const [partition, cut] of resets ?? []) {
+          if (BigInt(stored[partition] ?? '0') >= cut) continue;
+          for (const table of this.spec.tables) await manager.query(`DELETE FROM ${this.schemaSql}.${table.table} WHERE partition = $1 AND last_offset < $2`, [partition, cut.toString()]);
+        }
         for (const [i, table] of this.spec.tables.entries()) {
           const current = (rows[i] ?? []).filter((r) => fresh(r.touch));
           const upserts = current.flatMap((r) => (r.row === undefined ? [] : [r.row]));
@@ -129,6 +157,7 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
         if (keep) for (const { key, touch, row } of made) keep.set(key, { touch, row });
       });
       for (const [id, poison] of unapplied) if (!this.unapplied.has(id)) this.unapplied.set(id, poison);
+      this.resets ??= resets;
       throw error;
     }
     if (newlyUnapplied.length > 0 && this.options.onUnapplied) await this.options.onUnapplied(newlyUnapplied);
@@ -152,8 +181,8 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
 
   private async storedSnapshot(manager: EntityManager): Promise<FoldSnapshot | undefined> {
     const rows: { fold: string; offsets: Record<string, string>; state: string }[] = await manager.query(
-      `SELECT fold, offsets, state FROM ${this.schemaSql}.fold_snapshots WHERE projection = $1 AND topic = $2`,
-      [this.spec.name, this.topic],
+      `SELECT fold, offsets, state FROM ${this.schemaSql}.fold_snapshots WHERE projection = $1 AND topic = $2 AND part = $3`,
+      [this.spec.name, this.topic, this.snapshotPart],
     );
     const row = rows[0];
     return row ? { fold: row.fold, offsets: row.offsets, state: row.state } : undefined;
@@ -168,11 +197,32 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     const stored = await this.storedSnapshot(manager);
     if (stored && stored.fold === snapshot.fold && Object.entries(stored.offsets).some(([p, o]) => BigInt(o) > BigInt(snapshot.offsets[Number(p)] ?? '0'))) return;
     await manager.query(
-      `INSERT INTO ${this.schemaSql}.fold_snapshots (projection, topic, fold, offsets, state, bytes)
-       VALUES ($1, $2, $3, $4::jsonb, $5, $6)
-       ON CONFLICT (projection, topic) DO UPDATE SET fold = EXCLUDED.fold, offsets = EXCLUDED.offsets, state = EXCLUDED.state, bytes = EXCLUDED.bytes, written_at = now()`,
-      [this.spec.name, this.topic, snapshot.fold, jsonbParam(snapshot.offsets), snapshot.state, Buffer.byteLength(snapshot.state, 'utf8')],
+      `INSERT INTO ${this.schemaSql}.fold_snapshots (projection, topic, part, fold, offsets, state, bytes)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)
+       ON CONFLICT (projection, topic, part) DO UPDATE SET fold = EXCLUDED.fold, offsets = EXCLUDED.offsets, state = EXCLUDED.state, bytes = EXCLUDED.bytes, written_at = now()`,
+      [this.spec.name, this.topic, this.snapshotPart, snapshot.fold, jsonbParam(snapshot.offsets), snapshot.state, Buffer.byteLength(snapshot.state, 'utf8')],
     );
+  }
+
+  /** The snapshot row this writer keeps: its partition's, or -1 (every partition, one replica). */
+  private get snapshotPart(): number {
+    return this.options.owned?.partition ?? -1;
+  }
+
+  /**
+   * The projection's write lock: whole for a writer of every partition; shared, plus its
+   * partition's own, for an owner of one, which then checks its epoch is still the partition's.
+   */
+  private async lock(manager: EntityManager): Promise<void> {
+    const key = projectionLockKey(this.schema, this.spec.name, this.topic);
+    const owned = this.options.owned;
+    if (!owned) {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [key]);
+      return;
+    }
+    await manager.query('SELECT pg_advisory_xact_lock_shared(hashtext($1))', [key]);
+    await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${key}#${owned.partition}`]);
+    await assertPartitionOwner(manager, this.schema, { projection: this.spec.name, topic: this.topic, ...owned });
   }
 
   /** Stores `poison`; returns the records that were not stored before (another replica, an earlier flush). */

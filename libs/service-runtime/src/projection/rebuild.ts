@@ -1,5 +1,5 @@
 import { topicName, type TopicId } from '@gatehouse/contracts';
-import { replayTopic } from '@gatehouse/kafka';
+import { behindLogStart, logStarts, replayTopic, restoreFromCheckpoints } from '@gatehouse/kafka';
 import { type Kafka } from 'kafkajs';
 import { type EntityManager } from 'typeorm';
 import { openServiceDatabase, ProjectionOffsets } from '../database.js';
@@ -38,7 +38,8 @@ export async function brokerClusterId(kafka: Kafka): Promise<string> {
 }
 
 /**
- * Replays the spec's topic from offset 0 into a fresh projection in `schema` (created and
+ * Replays the spec's topic from offset 0 (or, where its beginning was deleted, from the spec's
+ * checkpoints) into a fresh projection in `schema` (created and
  * migrated when missing, emptied when present), through the same fold and writer the service
  * uses, and binds it to that log. The live service does the same on start for whatever its
  * schema lacks, and all of it when its rows are of another log.
@@ -51,14 +52,25 @@ export async function rebuildProjection<T extends TopicId, S, V>(spec: Projectio
     const target = specLog(spec, topic);
     const clusterId = await brokerClusterId(options.kafka);
     const generation = await dataSource.transaction((manager) => writeLogIdentity(manager, options.schema, target, clusterId, true));
-    const state = spec.fold.create();
+    let state = spec.fold.create();
     const writer = new ProjectionWriter(dataSource, spec, options.schema, topic, { log: new LogBinding(spec.name, topic, options.schema, generation) });
     const applied = new Map<number, bigint>();
+    // A log whose beginning was deleted is read as the service reads it: from its checkpoints on.
+    let fromOffsets: Record<number, string> | undefined;
+    const starts = spec.checkpoints ? await logStarts(options.kafka, topic) : undefined;
+    if (spec.checkpoints && starts && behindLogStart(starts, undefined)) {
+      const found = await restoreFromCheckpoints(spec.checkpoints(options.kafka, options.namespace), topic, starts);
+      state = found.state;
+      writer.seed(found.rows, found.offsets);
+      for (const [partition, cut] of found.offsets) applied.set(partition, cut);
+      fromOffsets = found.fromOffsets;
+    }
     const batchSize = options.batchSize ?? 1_000;
     let sinceFlush = 0;
     const replay = await replayTopic(options.kafka, spec.topicId, {
       namespace: options.namespace,
       timeoutMs: options.timeoutMs ?? 120_000,
+      ...(fromOffsets && { fromOffsets }),
       onRecord: async (record) => {
         spec.fold.apply(state, record.event, record.logTime.getTime());
         writer.touch(record);
@@ -109,9 +121,11 @@ interface ComparedRow {
 }
 
 async function rowsOf(manager: EntityManager, schema: string, table: ComparedTable): Promise<Map<string, ComparedRow>> {
-  // Every column but the write times, as canonical jsonb text, and the row's own log position.
+  // Every column but the write times and the position, as canonical jsonb text, and the row's own log
+  // position apart: a row restored from a checkpoint stands at the checkpoint's cut, its own last
+  // record deleted, and says the same as a row the full log built.
   const rows: { id: string; row: string; partition: number; offset: string }[] = await manager.query(
-    `SELECT (${table.id})::text AS id, (to_jsonb(t) - 'updated_at' - 'recorded_at')::text AS row, t.partition AS partition, (t.${table.offsetColumn})::text AS offset
+    `SELECT (${table.id})::text AS id, (to_jsonb(t) - 'updated_at' - 'recorded_at' - 'last_offset')::text AS row, t.partition AS partition, (t.${table.offsetColumn})::text AS offset
        FROM ${schemaIdent(schema)}.${table.table} t ORDER BY 1`,
   );
   return new Map(rows.map((r) => [r.id, { row: r.row, partition: r.partition, offset: r.offset }]));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GatehouseError, topicName, type TopicId } from '@gatehouse/contracts';
-import { createKafkaClient } from '@gatehouse/kafka';
+import { createKafkaClient, logStarts } from '@gatehouse/kafka';
 import { type Kafka } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { ENV, serviceConfigFromEnv } from '../config.js';
@@ -33,17 +33,6 @@ async function liveLogChange(kafka: Kafka, live: DataSource, schema: string, tar
   await admin.connect();
   try {
     return await projectionLogChange(live.manager, admin, schema, target);
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-/** Each partition's first offset the broker still holds (above 0 once retention, or an operator's delete-records, removed the start). */
-async function logStarts(kafka: Kafka, topic: string): Promise<ReadonlyMap<number, bigint>> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    return new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.low)]));
   } finally {
     await admin.disconnect();
   }

@@ -29,7 +29,7 @@ export async function checkStoredSnapshot<T extends TopicId, S, V>(
   if (!codec) return { status: 'no-codec' };
   const topic = topicName(spec.topicId, options.namespace);
   const rows: { fold: string; offsets: Record<string, string>; state: string }[] = await manager.query(
-    `SELECT fold, offsets, state FROM ${schemaIdent(options.schema)}.fold_snapshots WHERE projection = $1 AND topic = $2`,
+    `SELECT fold, offsets, state FROM ${schemaIdent(options.schema)}.fold_snapshots WHERE projection = $1 AND topic = $2 AND part = -1`,
     [spec.name, topic],
   );
   const stored = rows[0];

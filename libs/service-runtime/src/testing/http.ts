@@ -37,8 +37,8 @@ export function httpClient(baseUrl: string): HttpClient {
 }
 
 /** Listens on a random loopback port and returns the app's base URL. */
-export async function listenOnLoopback(app: INestApplication): Promise<string> {
-  await app.listen(0, '127.0.0.1');
+export async function listenOnLoopback(app: INestApplication, port = 0): Promise<string> {
+  await app.listen(port, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return `http://127.0.0.1:${address.port}`;
 }

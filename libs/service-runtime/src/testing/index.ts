@@ -31,3 +31,9 @@ export async function createTestDatabase(prefix = 'gh_it'): Promise<TestDatabase
 export { freePort, type HttpAnswer, type HttpClient, httpClient, listenOnLoopback, percentile, readAnswer } from './http.js';
 export { replaceTopic } from './replace-topic.js';
 export { type ColdStartBenchOptions, type ColdStartStatus, type ColdStartWorld, runColdStartBench } from './cold-start-bench.js';
+export { documentedRoutes, servedRoutes } from './routes.js';
+export { documentedBody, documentsStatus, type ProbeOptions, type UndocumentedAnswer, undocumentedAnswers } from './openapi-probe.js';
+export { type NodeProcess, type ServiceProcess, type ServiceReplica, type StartOptions, startNodeProcess, startReplica, startServiceProcess, stopProcesses, untilHealthy, untilPartitionsHeld } from './replicas.js';
+export { reached, StoredProgress, sumOfEnds, topicEnds } from './progress.js';
+export { duplicateIds, ocsfFileIds } from './siem-files.js';
+export { positiveIntegerEnv } from './env.js';

@@ -14,14 +14,20 @@ export async function replaceTopic(kafka: Kafka, topicId: TopicId, namespace: st
   try {
     await admin.deleteTopics({ topics: [topic], timeout: timeoutMs });
     const deadline = Date.now() + timeoutMs;
-    // The broker deletes in the background: create the topic again once its name is free.
+    // The broker deletes in the background: create the topic again once its name is free, then
+    // wait until every partition answers for its (empty) log; right after creation a partition
+    // may still answer "not the leader" for a moment.
+    let created = false;
     for (;;) {
-      if (!(await admin.listTopics()).includes(topic)) {
+      if (!created && !(await admin.listTopics()).includes(topic)) {
         try {
           await provisionTopics(kafka, { namespace, topics: [topicId] });
+          created = true;
         } catch (error) {
           if (Date.now() > deadline) throw error;
         }
+      }
+      if (created) {
         const offsets = await admin.fetchTopicOffsets(topic).catch(() => []);
         if (offsets.length > 0 && offsets.every((o) => o.high === '0')) return;
       }
