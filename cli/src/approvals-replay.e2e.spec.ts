@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { ApprovalDecidedV1, ApprovalExpiredV1, createEvent, signEvent, topicName, trustedEntryOf } from '@gatehouse/contracts';
 import { approvalProjection } from '@gatehouse/approval-projection';
 import { TEST_AGENT_KEY, TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
@@ -12,10 +10,10 @@ import { compareProjections, openServiceDatabase, rebuildProjection } from '@gat
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
 import { type Kafka } from 'kafkajs';
 import { testCancel, testRequest } from '@gatehouse/approvals/testing';
+import { runCli } from './testing/run-cli.js';
 
 // The projection is rebuilt from the log alone: what the service wrote and what a replay writes
 // into a fresh schema must be the same rows, and `gatehouse approvals replay --compare` says so.
-const cli = path.resolve(import.meta.dirname, '../dist/main.js');
 /** An approval id no record holds: a row planted in the live projection. */
 const FORGED_ID = `appr_${'f'.repeat(64)}`;
 const reviewer = { id: 'user:alice', role: 'approver', kind: 'human' as const };
@@ -32,16 +30,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const run = runCli;
 
 describe('gatehouse approvals replay', () => {
   it('rebuilds the projection from offset 0 into a fresh schema and finds it equal to the live one, row for row', async () => {

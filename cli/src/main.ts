@@ -2,15 +2,17 @@
 // gatehouse — operator command line.
 //   gatehouse audit dump --out <file> [--namespace <ns>]
 //   gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]   (sources judged with GATEHOUSE_TRUSTED_KEYS_FILE)
-//   gatehouse approvals replay [--compare] [--schema <name>]
+//   gatehouse (approval | idempotency-ledger | policy) replay [--compare] [--schema <name>]   (also: approvals, ledger)
 //   gatehouse policy validate <bundle> | policy (simulate|explain) --context <file> (--bundle <file> | --service <url> --policy-set <id>)
 //   gatehouse policy what-if --bundle <candidate> --from <time>
 // Exit codes: 0 intact (or rebuilt and equal), 1 tampering found (or not equal), 2 usage or runtime error,
 // 3 (audit verify) intact but records whose source no checkpoint verifies (a log older than checkpoints, no trusted keys).
-// `approvals replay` reads the approval service's environment (GATEHOUSE_DATABASE_URL, ...).
+// `<service> replay` reads that service's environment (GATEHOUSE_DATABASE_URL, GATEHOUSE_TRUSTED_KEYS_FILE, ...).
 import { parseArgs } from 'node:util';
 import { GatehouseError, keyringFromEnv } from '@gatehouse/contracts';
 import { approvalProjection, approvalRetainMsFromEnv } from '@gatehouse/approval-projection';
+import { ledgerProjection } from '@gatehouse/ledger-projection';
+import { policyProjection } from '@gatehouse/policy-projection';
 import { runReplayCli, SERVICES } from '@gatehouse/service-runtime';
 import { POLICY_USAGE, PolicyUsageError, runPolicyCommand } from './policy.js';
 import { configuredKeyring, describeReport, exitCodeOf, readAuditFile, readAuditTopic, verifyAudit, writeAuditFile } from './audit.js';
@@ -18,15 +20,31 @@ import { configuredKeyring, describeReport, exitCodeOf, readAuditFile, readAudit
 const USAGE = `usage:
   gatehouse audit dump --out <file> [--namespace <ns>]
   gatehouse audit verify (--file <file> | --topic) [--namespace <ns>] [--json]
-  gatehouse approvals replay [--compare] [--schema <name>]
+  gatehouse (approval | idempotency-ledger | policy) replay [--compare] [--schema <name>]
 ${POLICY_USAGE}`;
+
+const printLine = (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const approvalReplay = (argv: readonly string[]) => runReplayCli(SERVICES.approval, approvalProjection(keyringFromEnv(), { retainMs: approvalRetainMsFromEnv() }), { argv, print: printLine });
+const ledgerReplay = (argv: readonly string[]) => runReplayCli(SERVICES['idempotency-ledger'], ledgerProjection(keyringFromEnv()), { argv, print: printLine });
+
+/**
+ * `<service> replay`: rebuilds the service's projection from its topic (from offset 0, or where the
+ * topic's beginning was deleted, from the fold's checkpoints) into a fresh schema and, with
+ * --compare, checks it against the live one. Each reads the keyring and settings from the
+ * environment when asked, as the service does.
+ */
+const REPLAYS: ReadonlyMap<string, (argv: readonly string[]) => Promise<number>> = new Map([
+  ['approval', approvalReplay],
+  ['approvals', approvalReplay],
+  ['idempotency-ledger', ledgerReplay],
+  ['ledger', ledgerReplay],
+  ['policy', (argv: readonly string[]) => runReplayCli(SERVICES.policy, policyProjection(keyringFromEnv()), { argv, print: printLine })],
+]);
 
 async function main(argv: readonly string[]): Promise<number> {
   const [area, command, ...rest] = argv;
-  if (area === 'approvals' && command === 'replay') {
-    // Rebuilds the approval projection from offset 0 into a fresh schema; --compare checks it equals the live one.
-    return runReplayCli(SERVICES['approval'], approvalProjection(keyringFromEnv(), { retainMs: approvalRetainMsFromEnv() }), { argv: rest, print: (line) => process.stdout.write(`${JSON.stringify(line)}\n`) });
-  }
+  const replay = area === undefined ? undefined : REPLAYS.get(area);
+  if (replay !== undefined && command === 'replay') return replay(rest);
   if (area === 'policy') return runPolicyCommand(command, rest, (text) => process.stdout.write(`${text}\n`));
   if (area !== 'audit' || (command !== 'dump' && command !== 'verify')) {
     process.stderr.write(`${USAGE}\n`);

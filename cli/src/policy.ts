@@ -4,6 +4,8 @@ import { GatehouseError, type JsonValue, topicName } from '@gatehouse/contracts'
 import { compileGatekeeperBundle, createGatekeeper, type GatekeeperContext } from '@gatehouse/guard/gatekeeper';
 import { createKafkaClient, kafkaConfigFromEnv, offsetsAtTime, replayTopic } from '@gatehouse/kafka';
 import { describeWhatIf, type RecordedDecision, recordedGatekeeperDecision, whatIf } from './policy-what-if.js';
+import { gatekeeperFromConfig, HAZELJS_FLAGS, HAZELJS_USAGE, hazelContext, validateConfig } from './policy-hazeljs.js';
+import { PolicyUsageError } from './policy-usage.js';
 
 // `gatehouse policy validate|simulate|explain`: on local files, or against the policy service
 // (`--service <url>`, API key from GATEHOUSE_POLICY_API_KEY). Nothing here executes a tool or
@@ -11,9 +13,10 @@ import { describeWhatIf, type RecordedDecision, recordedGatekeeperDecision, what
 
 export const POLICY_USAGE = `  gatehouse policy validate <bundle.yaml|json>
   gatehouse policy (simulate|explain) --context <context.json> (--bundle <file> | --service <url> --policy-set <id> [--revision <n>])
-  gatehouse policy what-if --bundle <candidate> --from <time> [--environment <env>] [--namespace <ns>] [--json]`;
+  gatehouse policy what-if --bundle <candidate> --from <time> [--environment <env>] [--namespace <ns>] [--json]
+${HAZELJS_USAGE}`;
 
-export class PolicyUsageError extends Error {}
+export { PolicyUsageError };
 
 function readText(file: string, what: string): string {
   try {
@@ -41,6 +44,7 @@ function readContext(file: string): GatekeeperContext {
 /** Runs one `policy` command; resolves to the exit code (0 ok, 1 invalid bundle or refused decision, 2 usage). */
 export async function runPolicyCommand(command: string | undefined, argv: readonly string[], print: (text: string) => void): Promise<number> {
   if (command === 'validate') {
+    if (argv.includes('--config')) return validateConfig(argv, print);
     const [file, extra] = argv;
     if (!file || extra !== undefined) throw new PolicyUsageError('validate needs exactly one bundle file');
     try {
@@ -59,14 +63,16 @@ export async function runPolicyCommand(command: string | undefined, argv: readon
   if (command !== 'simulate' && command !== 'explain') throw new PolicyUsageError(`unknown policy command`);
   const { values } = parseArgs({
     args: [...argv],
-    options: { context: { type: 'string' }, bundle: { type: 'string' }, service: { type: 'string' }, 'policy-set': { type: 'string' }, revision: { type: 'string' } },
+    options: { context: { type: 'string' }, bundle: { type: 'string' }, service: { type: 'string' }, 'policy-set': { type: 'string' }, revision: { type: 'string' }, ...HAZELJS_FLAGS },
     strict: true,
   });
-  if (!values.context) throw new PolicyUsageError(`${command} needs --context <file>`);
-  const ctx = readContext(values.context);
-  if (Boolean(values.bundle) === Boolean(values.service)) throw new PolicyUsageError(`${command} needs exactly one of --bundle <file> or --service <url>`);
-  if (values.bundle) {
-    const gatekeeper = createGatekeeper({ bundle: readText(values.bundle, 'bundle') });
+  // The call: --context (gatehouse), or HazelJS's --agent/--tool/--input or --invocation.
+  const hazel = hazelContext(values);
+  if (Boolean(values.context) === (hazel !== undefined)) throw new PolicyUsageError(`${command} needs exactly one of --context <file>, --agent/--tool or --invocation <file>`);
+  const ctx = hazel ?? readContext(values.context!);
+  if ([values.bundle, values.config, values.service].filter(Boolean).length !== 1) throw new PolicyUsageError(`${command} needs exactly one of --bundle <file>, --config <file> or --service <url>`);
+  if (values.bundle || values.config) {
+    const gatekeeper = values.config ? gatekeeperFromConfig(values.config) : createGatekeeper({ bundle: readText(values.bundle!, 'bundle') });
     const result = command === 'simulate' ? gatekeeper.simulate(ctx) : gatekeeper.explain(ctx);
     print(JSON.stringify(result, null, 2));
     return 0;

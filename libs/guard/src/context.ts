@@ -17,19 +17,49 @@ export function readContextValue(requestContext: unknown, key: string): unknown 
   return (requestContext as Record<string, unknown>)[key];
 }
 
+/** Why a present audit context value was not a well-formed one. */
+export type AuditContextProblem = 'not-an-object' | 'unknown-field' | 'invalid-field';
+
+// Audit contexts read from a malformed value, by the object returned: the gate that records with it
+// first records an `audit.context` error (internal/gate-audit.ts). Fresh per read, so each read
+// is reported once.
+const malformed = new WeakMap<AuditContext, AuditContextProblem>();
+
+/** The problem of the value `context` was read from, once: later calls answer undefined. */
+export function takeAuditContextProblem(context: AuditContext): AuditContextProblem | undefined {
+  const problem = malformed.get(context);
+  malformed.delete(context);
+  return problem;
+}
+
 /**
  * The trusted audit correlation of a call: only the known scalar fields, each a non-empty
- * string of at most 256 characters; anything else in the context value is ignored.
+ * string of at most 256 characters. A present value that is not a plain object, carries another
+ * field or a known field of another shape is still read this way (the decision is unchanged), and
+ * the gate recording with it reports the malformed context first.
  */
 export function auditContextFromRequestContext(requestContext: RequestContext | unknown): AuditContext {
   const raw = readContextValue(requestContext, AGENT_AUDIT_CONTEXT_KEY);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return {};
   const out: Record<string, string> = {};
-  for (const field of AUDIT_CONTEXT_FIELDS) {
-    const value = (raw as Record<string, unknown>)[field];
-    if (typeof value !== 'string' || value.length === 0 || value.length > 256) continue;
-    if (field === 'traceparent' && !TRACEPARENT.test(value)) continue;
-    out[field] = value;
+  let problem: AuditContextProblem | undefined;
+  const proto = raw !== null && typeof raw === 'object' ? (Object.getPrototypeOf(raw) as unknown) : undefined;
+  if (raw === undefined) {
+    // Absent: nothing to correlate, nothing wrong.
+  } else if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || (proto !== Object.prototype && proto !== null)) {
+    problem = 'not-an-object';
+  } else {
+    if (Object.keys(raw).some((key) => !(AUDIT_CONTEXT_FIELDS as readonly string[]).includes(key))) problem = 'unknown-field';
+    for (const field of AUDIT_CONTEXT_FIELDS) {
+      const value = (raw as Record<string, unknown>)[field];
+      if (value === undefined) continue;
+      if (typeof value !== 'string' || value.length === 0 || value.length > 256 || (field === 'traceparent' && !TRACEPARENT.test(value))) {
+        problem ??= 'invalid-field';
+        continue;
+      }
+      out[field] = value;
+    }
   }
-  return Object.freeze(out);
+  const context = Object.freeze(out);
+  if (problem !== undefined) malformed.set(context, problem);
+  return context;
 }

@@ -10,6 +10,7 @@ export * from './agent-cli/index.js';
 export * from './approvals/index.js';
 export * from './guardrails/index.js';
 export * from './gatekeeper/index.js';
+export * from './telemetry/index.js';
 // Both the schema guardrail and the gatekeeper name a `verdictOf`; at the root it is the gatekeeper's
 // (the schema one stays on ./guardrails).
 export { verdictOf } from './gatekeeper/index.js';

@@ -21,6 +21,11 @@ export interface AgentCliDefinition {
   readonly options: Readonly<Record<string, AgentCliOption>>;
   /** Provider hosts the CLI contacts. A declaration only: the child's sockets are not gated here. */
   readonly hosts: readonly string[];
+  /**
+   * Turns a successful run's stdout into the connector's `text` (default: stdout as is). A throw or
+   * a result that is not a string is `AGENT_CLI.OUTPUT_PARSE_FAILED`; the output is never in the error.
+   */
+  readonly parseOutput?: (stdout: string) => string;
 }
 
 /** One request to an agent CLI: the prompt and values of declared options. */

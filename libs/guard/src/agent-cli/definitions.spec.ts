@@ -17,7 +17,7 @@ describe('shipped definitions', () => {
   it('runs Claude Code headless with edits accepted and the prompt after "--"', () => {
     const argv = buildArgv(CLAUDE_CODE_CLI, { prompt: '-p --permission-mode=bypassPermissions', options: { model: 'claude-sonnet-4-5' } });
     expect(CLAUDE_CODE_CLI.command).toBe('claude');
-    expect(argv).toEqual(['-p', '--permission-mode=acceptEdits', '--output-format=text', '--model=claude-sonnet-4-5', '--', '-p --permission-mode=bypassPermissions']);
+    expect(argv).toEqual(['-p', '--permission-mode=acceptEdits', '--output-format=json', '--model=claude-sonnet-4-5', '--', '-p --permission-mode=bypassPermissions']);
     expect(CLAUDE_CODE_CLI.hosts).toEqual(['api.anthropic.com']);
   });
 
@@ -43,6 +43,7 @@ describe('shipped definitions', () => {
       expect(Object.isFrozen(cli.options)).toBe(true);
       expect(Object.isFrozen(cli.options['model'])).toBe(true);
       expect(Object.isFrozen(cli.hosts)).toBe(true);
+      expect(Object.getOwnPropertyDescriptor(cli, 'parseOutput')?.writable ?? false).toBe(false);
     }
   });
 });

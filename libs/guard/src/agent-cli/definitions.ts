@@ -1,6 +1,15 @@
 import type { AgentCliDefinition, AgentCliOption } from './argv.js';
 
-const DEFINITION_KEYS: ReadonlySet<string> = new Set(['id', 'command', 'baseArgs', 'options', 'hosts']);
+const DEFINITION_KEYS: ReadonlySet<string> = new Set(['id', 'command', 'baseArgs', 'options', 'hosts', 'parseOutput']);
+// breakwater's definition fields, each refused with what to write instead. `buildFlags` in particular
+// is not taken: a function building flags from model input could emit an unbound value or a flag
+// the reviewer never saw; declared options bind every value with `=` and check it against a pattern.
+const BREAKWATER_FIELDS: Readonly<Record<string, string>> = {
+  binary: 'binary is called command here',
+  egress: 'egress is called hosts here',
+  description: 'the description is fixed by the connector',
+  buildFlags: 'buildFlags is not supported: put fixed flags in baseArgs and declare model-settable ones in options (flag, kind, pattern)',
+};
 const OPTION_KEYS: ReadonlySet<string> = new Set(['flag', 'kind', 'pattern']);
 
 const CLI_ID = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
@@ -32,7 +41,9 @@ function fail(what: string): never {
 
 function checkKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>, where: string): void {
   for (const key of Object.keys(value)) {
-    if (!allowed.has(key)) fail(`${where} has an unknown field`);
+    if (allowed.has(key)) continue;
+    if (allowed === DEFINITION_KEYS && Object.hasOwn(BREAKWATER_FIELDS, key)) fail(BREAKWATER_FIELDS[key] as string);
+    fail(`${where} has an unknown field`);
   }
 }
 
@@ -68,7 +79,8 @@ export function defineAgentCli(definition: AgentCliDefinition): AgentCliDefiniti
   if (defined.has(definition)) return definition;
   if (!isRecord(definition)) fail('must be a plain object');
   checkKeys(definition, DEFINITION_KEYS, 'the definition');
-  const { id, command, baseArgs, options, hosts } = definition as unknown as Record<string, unknown>;
+  const { id, command, baseArgs, options, hosts, parseOutput } = definition as unknown as Record<string, unknown>;
+  if (parseOutput !== undefined && typeof parseOutput !== 'function') fail('parseOutput must be a function');
 
   if (typeof id !== 'string' || !CLI_ID.test(id)) fail('id must be lowercase letters, digits, ".", "_" or "-"');
   if (typeof command !== 'string' || !validCommand(command)) fail('command must be an executable name or an absolute path without whitespace or shell characters');
@@ -104,6 +116,7 @@ export function defineAgentCli(definition: AgentCliDefinition): AgentCliDefiniti
     baseArgs: Object.freeze([...(baseArgs as string[])]),
     options: Object.freeze(copied),
     hosts: Object.freeze([...(hosts as string[])]),
+    ...(parseOutput === undefined ? {} : { parseOutput: parseOutput as (stdout: string) => string }),
   });
   defined.add(frozen);
   return frozen;
@@ -112,13 +125,29 @@ export function defineAgentCli(definition: AgentCliDefinition): AgentCliDefiniti
 // Leading alphanumeric keeps a model id from ever looking like a flag, even though `=` binding already prevents it.
 const MODEL_ID = /[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}/;
 
-/** Claude Code in headless print mode, allowed to edit files in its working directory. */
+/**
+ * Claude Code's JSON envelope (`--output-format=json`): its `result` when it has a string one, else
+ * stdout as it came (an error envelope, or a tail cut by the output cap, is not JSON to unwrap).
+ */
+export function parseClaudeCodeEnvelope(stdout: string): string {
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(stdout);
+  } catch {
+    return stdout;
+  }
+  const result = envelope !== null && typeof envelope === 'object' && !Array.isArray(envelope) ? (envelope as { result?: unknown }).result : undefined;
+  return typeof result === 'string' ? result : stdout;
+}
+
+/** Claude Code in headless print mode with its JSON envelope, allowed to edit files in its working directory. */
 export const CLAUDE_CODE_CLI: AgentCliDefinition = defineAgentCli({
   id: 'agent-cli.claude-code',
   command: 'claude',
-  baseArgs: ['-p', '--permission-mode=acceptEdits', '--output-format=text'],
+  baseArgs: ['-p', '--permission-mode=acceptEdits', '--output-format=json'],
   options: { model: { flag: '--model', kind: 'string', pattern: MODEL_ID } },
   hosts: ['api.anthropic.com'],
+  parseOutput: parseClaudeCodeEnvelope,
 });
 
 /** Codex non-interactive exec, sandboxed to writes in its working directory. */

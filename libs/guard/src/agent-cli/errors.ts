@@ -9,6 +9,7 @@ export const AGENT_CLI_ERROR_CODES = [
   'AGENT_CLI.KILLED_BY_SIGNAL',
   'AGENT_CLI.ABORTED',
   'AGENT_CLI.INPUT_INVALID',
+  'AGENT_CLI.OUTPUT_PARSE_FAILED',
 ] as const;
 
 /** A stable agent CLI failure code. */
@@ -37,7 +38,14 @@ export type AgentCliFailureReason =
   | 'exec-failed'
   | 'exec-result-invalid'
   | 'kill-failed'
-  | 'group-still-running';
+  | 'group-still-running'
+  | 'runtime-unavailable'
+  | 'taskkill-failed'
+  | 'parser-failed'
+  | 'parser-result-invalid';
+
+/** How a run's process tree is torn down: a POSIX process group, or `taskkill /T /F` on Windows. */
+export type AgentCliTerminationMethod = 'process-group' | 'taskkill';
 
 /** Non-secret facts about a failed run. Never the prompt, option values, argv, env, stdout or stderr. */
 export interface AgentCliErrorMetadata {
@@ -56,6 +64,8 @@ export interface AgentCliErrorMetadata {
   readonly reason?: AgentCliFailureReason;
   /** Name of a declared option (from the definition, never from the caller) whose value was refused. */
   readonly option?: string;
+  /** The tree teardown that was tried, when one was. */
+  readonly terminationMethod?: AgentCliTerminationMethod;
 }
 
 const MESSAGES: Readonly<Record<AgentCliErrorCode, string>> = {
@@ -66,6 +76,7 @@ const MESSAGES: Readonly<Record<AgentCliErrorCode, string>> = {
   'AGENT_CLI.KILLED_BY_SIGNAL': 'The agent CLI was killed by a signal',
   'AGENT_CLI.ABORTED': 'The agent CLI run was aborted',
   'AGENT_CLI.INPUT_INVALID': 'The agent CLI input was refused',
+  'AGENT_CLI.OUTPUT_PARSE_FAILED': 'The agent CLI output could not be parsed',
 };
 
 // A coding agent has side effects, so no failure is retryable by the runner's judgement:
@@ -79,6 +90,7 @@ const CATEGORIES: Readonly<Record<AgentCliErrorCode, ErrorCategory>> = {
   'AGENT_CLI.KILLED_BY_SIGNAL': 'internal',
   'AGENT_CLI.ABORTED': 'internal',
   'AGENT_CLI.INPUT_INVALID': 'validation',
+  'AGENT_CLI.OUTPUT_PARSE_FAILED': 'internal',
 };
 
 const REASONS: ReadonlySet<string> = new Set<AgentCliFailureReason>([
@@ -104,6 +116,10 @@ const REASONS: ReadonlySet<string> = new Set<AgentCliFailureReason>([
   'exec-result-invalid',
   'kill-failed',
   'group-still-running',
+  'runtime-unavailable',
+  'taskkill-failed',
+  'parser-failed',
+  'parser-result-invalid',
 ]);
 
 const CLI_ID = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
@@ -133,6 +149,7 @@ function sanitize(metadata: AgentCliErrorMetadata): AgentCliErrorMetadata {
   if (typeof m['systemCode'] === 'string' && SYSTEM_CODE.test(m['systemCode'])) out['systemCode'] = m['systemCode'];
   if (typeof m['reason'] === 'string' && REASONS.has(m['reason'])) out['reason'] = m['reason'];
   if (typeof m['option'] === 'string' && OPTION_NAME.test(m['option'])) out['option'] = m['option'];
+  if (m['terminationMethod'] === 'process-group' || m['terminationMethod'] === 'taskkill') out['terminationMethod'] = m['terminationMethod'];
   return Object.freeze(out) as AgentCliErrorMetadata;
 }
 
@@ -147,6 +164,8 @@ export class AgentCliError extends GatehouseError {
   readonly cliId: string | undefined;
 
   constructor(code: AgentCliErrorCode, metadata: AgentCliErrorMetadata = {}) {
+    // breakwater's one-argument `new AgentCliError(message)` would make a message the code: refused.
+    if (!Object.hasOwn(MESSAGES, code)) throw new TypeError('AgentCliError: the first argument must be one of AGENT_CLI_ERROR_CODES');
     const safe = sanitize(metadata);
     super(code, MESSAGES[code], { category: CATEGORIES[code], retryable: false, details: safe as Record<string, JsonSafe> });
     this.name = 'AgentCliError';

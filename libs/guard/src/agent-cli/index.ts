@@ -1,10 +1,10 @@
 // @gatehouse/guard agent-cli: run a non-interactive coding agent CLI (Claude Code, Codex, or a
 // custom definition) as a bounded child process. Connectors wrap `buildArgv` + `runAgentCli`.
 export { AGENT_CLI_ERROR_CODES, AgentCliError, isAgentCliError } from './errors.js';
-export type { AgentCliErrorCode, AgentCliErrorMetadata, AgentCliFailureReason } from './errors.js';
+export type { AgentCliErrorCode, AgentCliErrorMetadata, AgentCliFailureReason, AgentCliTerminationMethod } from './errors.js';
 export { buildArgv, MAX_OPTION_VALUE_BYTES, MAX_PROMPT_BYTES, redactCommand } from './argv.js';
 export type { AgentCliDefinition, AgentCliInput, AgentCliOption } from './argv.js';
-export { CLAUDE_CODE_CLI, CODEX_CLI, defineAgentCli } from './definitions.js';
+export { CLAUDE_CODE_CLI, CODEX_CLI, defineAgentCli, parseClaudeCodeEnvelope } from './definitions.js';
 export {
   createSpawnAgentCli,
   DEFAULT_KILL_GRACE_MS,
@@ -14,7 +14,7 @@ export {
   runAgentCli,
   spawnAgentCli,
 } from './run-cli.js';
-export type { AgentCliExec, AgentCliExecOutput, AgentCliExecResult, AgentCliExecSpec, AgentCliRunRequest, SpawnAgentCliOptions } from './run-cli.js';
+export type { AgentCliExec, AgentCliExecOutput, AgentCliExecResult, AgentCliExecSpec, AgentCliRunRequest, AgentCliSpawn, SpawnAgentCliOptions } from './run-cli.js';
 export {
   type AgentCliConnectorOptions,
   type AgentCliOutput,

@@ -3,10 +3,15 @@ import { Agent, type AgentConfig } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
 import { type InputProcessor, type OutputProcessor, type Processor } from '@mastra/core/processors';
 import { type ChunkType } from '@mastra/core/stream';
+import { context } from '@opentelemetry/api';
 import { type AuditLogger } from '../audit/audit-logger.js';
+import { auditContextFromRequestContext } from '../context.js';
+import { startTurn } from '../telemetry/spans.js';
+import { ApprovalBudgetProcessor, approvalBudgetExhausted, approvalBudgetStop, readApprovalBudget, setApprovalBudget } from '../guardrails/approval-budget.js';
 import { GUARDRAIL_PROCESSOR_ID, GuardrailProcessor, guardrailRunOf, hasPlacement, judgeAnswerOnce, startGuardrailRun, wrapToolsWithGuardrails } from '../guardrails/agent-guardrails.js';
 import { validateGuardrails } from '../guardrails/run-guardrails.js';
 import { type Guardrail } from '../guardrails/types.js';
+import { validateJournal, type VerdictJournal } from '../guardrails/verdict-journal.js';
 import { PolicyEngine } from '../policy-engine/policy-engine.js';
 import { type PolicyEvaluator } from '../policy-engine/types.js';
 import { type PrincipalKind } from '../rbac/actor.js';
@@ -54,6 +59,13 @@ export interface GuardedAgentConfig {
    * own words, and nothing of a turn whose answer was refused.
    */
   readonly guardrails?: readonly Guardrail[];
+  /**
+   * Calls a run may park on a person (0 to 1,000; default no cap). Past it no reviewer is asked: the
+   * call is refused (`CONNECTOR.APPROVAL_BUDGET`) and the loop ends with stopReason `approval-budget`.
+   */
+  readonly approvalBudget?: number;
+  /** Records each tool call's `tool-args`/`tool-result` verdict under the call's run id; a resumed run reads it back. */
+  readonly verdictJournal?: VerdictJournal;
 }
 
 /** Why a guarded call stopped: a stable code and a static reason, never the inspected content. */
@@ -63,8 +75,11 @@ export interface GuardedTripwire {
   readonly processorId: string | undefined;
 }
 
-/** Why the loop ended: it finished, a gate stopped it (`tripwire`), or a guardrail halted it. */
-export type GuardedStopReason = 'finished' | 'tripwire' | 'guardrail';
+/**
+ * Why the loop ended: it finished, a gate stopped it (`tripwire`), a guardrail halted it, it used up
+ * `maxSteps` still calling tools (`max-iterations`), or it used up its `approvalBudget`.
+ */
+export type GuardedStopReason = 'finished' | 'tripwire' | 'guardrail' | 'max-iterations' | 'approval-budget';
 
 /** The narrow result of `generate()`: no messages or steps that could still hold blocked text. */
 export interface GuardedGenerateResult {
@@ -100,6 +115,7 @@ const CONFIG_FIELDS = new Set<keyof GuardedAgentConfig>([
   'id', 'name', 'description', 'instructions', 'model', 'tools', 'memory',
   'allowedRoles', 'allowedPrincipalKinds', 'policies', 'audit', 'inputProcessors', 'outputProcessors',
   'maxSteps', 'toolChoice', 'allowedInputAssetOrigins', 'evaluationTimeoutMs', 'guardrails',
+  'approvalBudget', 'verdictJournal',
 ]);
 
 const PROCESSOR_HOOKS = ['processInput', 'processInputStep', 'processOutputStream', 'processOutputResult', 'processOutputStep', 'processToolResult', 'processLLMRequest', 'processLLMResponse', 'processAPIError'] as const;
@@ -172,6 +188,8 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     // The operator's instructions are configuration; system text an input processor adds is judged.
     trustedInstructions: config.instructions,
   });
+  // Structured output is refused, so a policy that reads only `object` would never run: refused, never skipped.
+  if (engine.objectOnlyPolicies().length > 0) throw new TypeError('createGuardedAgent: a policy that reads only the object channel cannot run on a guarded agent');
   if ((config.policies ?? []).length > 0 && !engine.covers('input', 'answer') && !engine.covers('output', 'answer') && !engine.covers('output', 'reasoning')) {
     // Structured output is refused, so a policy set that only reads `object` would never run.
     throw new TypeError('createGuardedAgent: no policy judges the answer or reasoning channel (object-only policies cannot run on a guarded agent)');
@@ -182,7 +200,9 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
   const outputProcessors = validateProcessors(config.outputProcessors, 'output');
   const guardrails = config.guardrails === undefined ? [] : validateGuardrails(config.guardrails, 'createGuardedAgent');
   const guarding = guardrails.length > 0;
-  const guardrailOptions = { agentId: config.id, guardrails, audit: config.audit, ...(config.evaluationTimeoutMs === undefined ? {} : { timeoutMs: config.evaluationTimeoutMs }) };
+  const approvalBudget = readApprovalBudget(config.approvalBudget, 'createGuardedAgent');
+  const journal = config.verdictJournal === undefined ? undefined : validateJournal(config.verdictJournal, 'createGuardedAgent');
+  const guardrailOptions = { agentId: config.id, guardrails, audit: config.audit, ...(config.evaluationTimeoutMs === undefined ? {} : { timeoutMs: config.evaluationTimeoutMs }), ...(journal === undefined ? {} : { journal }) };
   if (config.tools !== undefined && (config.tools === null || typeof config.tools !== 'object' || Array.isArray(config.tools))) {
     throw new TypeError('createGuardedAgent: tools must be a record of tools (dynamic tools cannot be gated)');
   }
@@ -216,7 +236,7 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     ...(tools === undefined ? {} : { tools: tools as AgentConfig['tools'] }),
     ...(config.memory === undefined ? {} : { memory: config.memory }),
     // The step gate comes last: it judges each step once every other processor has seen it.
-    inputProcessors: [rbac, ...inputProcessors, assets, engine, ...guardrailProcessors, stepGate] as InputProcessor[],
+    inputProcessors: [rbac, ...inputProcessors, assets, engine, ...guardrailProcessors, ...(approvalBudget === undefined ? [] : [new ApprovalBudgetProcessor()]), stepGate] as InputProcessor[],
   };
   // The policies judge a live stream in the guarded stream's own reader (content-stage.ts), not as
   // a processor of every chunk; as processors they judge the final output, which is what memory
@@ -242,9 +262,50 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
   // A refused step stops the run through `stopper`, beside the caller's own signal.
   const startCall = (valid: GuardedCallOptions, stopper: AbortController) => {
     const opened = openStepGate(valid.requestContext, () => stopper.abort());
-    const started = guarding ? startGuardrailRun(guardrailOptions, opened.requestContext, valid.abortSignal) : undefined;
+    if (approvalBudget !== undefined) setApprovalBudget(opened.requestContext, approvalBudget);
+    const started = guarding ? startGuardrailRun(guardrailOptions, opened.requestContext, valid.abortSignal, valid.runId) : undefined;
     if (started) shareStepGate(started.requestContext, opened.gate);
     return { requestContext: started?.requestContext ?? opened.requestContext, gate: opened.gate, started };
+  };
+
+  // One generate() call, inside its turn.
+  const generateCall = async (messages: GuardedMessages, valid: GuardedCallOptions): Promise<GuardedGenerateResult> => {
+    const stopper = new AbortController();
+    const { requestContext, gate, started } = startCall(valid, stopper);
+    const abortSignal = valid.abortSignal === undefined ? stopper.signal : AbortSignal.any([valid.abortSignal, stopper.signal]);
+    let result: Awaited<ReturnType<Agent['generate']>>;
+    try {
+      result = await agent.generate(messages, callOptions({ ...valid, abortSignal }, requestContext) as never);
+    } catch {
+      throw runFailed();
+    } finally {
+      gate.close();
+    }
+    const runId = (result as { runId?: string }).runId ?? valid.runId;
+    // `post-model` guardrails ran in the guardrail processor: `text` is the judged answer.
+    const tripwire = tripwireOf((result as { tripwire?: unknown }).tripwire);
+    const text = tripwire ? '' : result.text;
+    const halted = started?.run.halted;
+    if (halted) {
+      return Object.freeze({
+        stopReason: 'guardrail' as const,
+        haltedBy: halted.by,
+        text: '',
+        finishReason: 'tripwire',
+        tripwire: Object.freeze({ reason: halted.reason, code: 'GUARDRAIL.HALTED', processorId: GUARDRAIL_PROCESSOR_ID }),
+        runId,
+      });
+    }
+    if (approvalBudgetExhausted(requestContext)) return approvalBudgetStop(runId);
+    if (gate.refused) return refusedResult(gate.refused, runId);
+    const finishReason = knownFinishReason(result.finishReason);
+    return Object.freeze({
+      stopReason: tripwire ? ('tripwire' as const) : stopOf(finishReason),
+      text: tripwire ? '' : text,
+      finishReason: tripwire ? 'tripwire' : finishReason,
+      tripwire,
+      runId,
+    });
   };
 
   const handle: GuardedAgent = {
@@ -253,44 +314,21 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
     async generate(messages, options) {
       const valid = validateCallOptions(options, 'generate');
       assertNoSystemMessages(messages, 'generate');
-      const stopper = new AbortController();
-      const { requestContext, gate, started } = startCall(valid, stopper);
-      const abortSignal = valid.abortSignal === undefined ? stopper.signal : AbortSignal.any([valid.abortSignal, stopper.signal]);
-      let result: Awaited<ReturnType<Agent['generate']>>;
+      // The turn's span: every gate of the call is its child (a no-op without an OpenTelemetry SDK).
+      const turn = startTurn(config, 'generate', auditContextFromRequestContext(valid.requestContext));
       try {
-        result = await agent.generate(messages, callOptions({ ...valid, abortSignal }, requestContext) as never);
-      } catch {
-        throw runFailed();
-      } finally {
-        gate.close();
+        const answer = await context.with(turn.context, () => generateCall(messages, valid));
+        turn.end(turnOutcome(answer));
+        return answer;
+      } catch (error) {
+        turn.end({ code: error instanceof GatehouseError ? error.code : 'AGENT.RUN_FAILED', failed: true });
+        throw error;
       }
-      const runId = (result as { runId?: string }).runId ?? valid.runId;
-      // `post-model` guardrails ran in the guardrail processor: `text` is the judged answer.
-      const tripwire = tripwireOf((result as { tripwire?: unknown }).tripwire);
-      const text = tripwire ? '' : result.text;
-      const halted = started?.run.halted;
-      if (halted) {
-        return Object.freeze({
-          stopReason: 'guardrail' as const,
-          haltedBy: halted.by,
-          text: '',
-          finishReason: 'tripwire',
-          tripwire: Object.freeze({ reason: halted.reason, code: 'GUARDRAIL.HALTED', processorId: GUARDRAIL_PROCESSOR_ID }),
-          runId,
-        });
-      }
-      if (gate.refused) return refusedResult(gate.refused, runId);
-      return Object.freeze({
-        stopReason: tripwire ? ('tripwire' as const) : ('finished' as const),
-        text: tripwire ? '' : text,
-        finishReason: tripwire ? 'tripwire' : knownFinishReason(result.finishReason),
-        tripwire,
-        runId,
-      });
     },
     async stream(messages, options) {
       const valid = validateCallOptions(options, 'stream');
       assertNoSystemMessages(messages, 'stream');
+      const turn = startTurn(config, 'stream', auditContextFromRequestContext(valid.requestContext));
       // The step gate, the content policies, the hold or the caller's view may stop the run.
       const stopper = new AbortController();
       const { requestContext, gate, started } = startCall(valid, stopper);
@@ -298,9 +336,10 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
       abortSignal.addEventListener('abort', () => gate.close(), { once: true });
       let output: Awaited<ReturnType<Agent['stream']>>;
       try {
-        output = await streamAgent.stream(messages, callOptions({ ...valid, abortSignal }, requestContext) as never);
+        output = await context.with(turn.context, () => streamAgent.stream(messages, callOptions({ ...valid, abortSignal }, requestContext) as never));
       } catch {
         gate.close();
+        turn.end({ code: 'AGENT.RUN_FAILED', failed: true });
         throw runFailed();
       }
       const runId = (): string | undefined => output.runId ?? valid.runId;
@@ -311,8 +350,10 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
         const tripwire = tripwireOf(output.tripwire);
         const halted = started?.run.halted;
         if (halted) return haltedResult(halted);
+        if (approvalBudgetExhausted(requestContext)) return approvalBudgetStop(runId());
         if (gate.refused) return refusedResult(gate.refused, runId());
-        return Object.freeze({ stopReason: tripwire ? ('tripwire' as const) : ('finished' as const), text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : knownFinishReason(finishReason), tripwire, runId: runId() });
+        const known = knownFinishReason(finishReason);
+        return Object.freeze({ stopReason: tripwire ? ('tripwire' as const) : stopOf(known), text: tripwire ? '' : text, finishReason: tripwire ? 'tripwire' : known, tripwire, runId: runId() });
       };
       // One reader of the run's chunks, through the stages (text ends restored; with post-model
       // guardrails each text block held until judged, see answer-hold.ts; the caller's view), into
@@ -336,10 +377,17 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
       const view = createCallerView({ gate, toolNames, judgeShown: (value) => engine.judgeShown(value, requestContext, valid.abortSignal), stop: () => stopper.abort() });
       const caller = callerStreams(runFailed);
       const stages = [createTextEndRestorer(), content, ...(hold ? [hold] : []), view];
-      const pumped = pumpStages(output.fullStream as ReadableStream<ChunkType>, stages, caller.sink);
+      // Read in the turn's context, so the stream's decisions are the turn's children; the turn ends
+      // once the run's last chunk has been read and judged.
+      const pumped = context.with(turn.context, () => pumpStages(output.fullStream as ReadableStream<ChunkType>, stages, caller.sink));
+      pumped.then(
+        () => turn.end(gate.refused ? { code: gate.refused.code } : {}),
+        () => turn.end({ code: 'AGENT.RUN_FAILED', failed: true }),
+      );
       // How the call ended, once the reader has: a refusal, a halt, or the judged text.
       const settled = async (): Promise<GuardedGenerateResult> => {
         await pumped;
+        if (approvalBudgetExhausted(requestContext) && !started?.run.halted) return approvalBudgetStop(runId());
         const judged = await content.ended;
         if (judged.kind === 'refused') return refusedResult(judged, runId(), engine.id);
         if (!hold) return finish(judged.text);
@@ -369,9 +417,19 @@ export function createGuardedAgent(config: GuardedAgentConfig): GuardedAgent {
   return Object.freeze(handle);
 }
 
+// How a turn ended, for its span: how it stopped and the refusal's code, never its text.
+function turnOutcome(answer: GuardedGenerateResult): { readonly code?: string; readonly attributes: { readonly 'gatehouse.stop_reason': string } } {
+  return { ...(answer.tripwire ? { code: answer.tripwire.code } : {}), attributes: { 'gatehouse.stop_reason': answer.stopReason } };
+}
+
 // What a call that failed throws: a provider's or a tool's error message may quote anything.
 function runFailed(): GatehouseError {
   return new GatehouseError('AGENT.RUN_FAILED', 'The agent run failed', { category: 'internal' });
+}
+
+// The loop ended with tools still to call: `maxSteps` ran out (Duraton's `max-iterations` ceiling).
+function stopOf(finishReason: string): 'finished' | 'max-iterations' {
+  return finishReason === 'tool-calls' ? 'max-iterations' : 'finished';
 }
 
 // A call a gate refused (by default the step gate: the step's tools did not run); it shows no text.

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type ApprovalEvent, type ApprovalLimits, approvalHorizon, DEFAULT_GRANT_TTL_MS, DEFAULT_SETTLED_RETAIN_MS, MAX_APPROVAL_WAIT_MS, MAX_GRANT_TTL_MS } from '@gatehouse/approvals';
 import { type AgentKey, agentMayClaimFor, checkGrant, createEvent, type DecisionRecorded, DecisionRecordedV1, forbiddenClaimDecision, type GrantPosition, type Keyring, topicName, untrustedGrantDecision } from '@gatehouse/contracts';
-import { AuditCheckpointer, EventProducer, offsetsAtTime, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
+import { applySpanName, AuditCheckpointer, EventProducer, offsetsAtTime, replayTopic, type TailHandle, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
+import { untrustedGrantIgnored } from '../telemetry/guard-telemetry.js';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
 import { ApprovalGatewayError } from './errors.js';
 import { type ApprovalGateway } from './types.js';
@@ -201,6 +202,8 @@ class KafkaApprovalLog implements ApprovalLog {
         onRecord: onLiveRecord,
         onPoison,
         maxWaitTimeInMs: this.options.maxWaitTimeInMs,
+        // A decision is applied in a span of the trace the approval service appended it in (the request's).
+        recordSpan: applySpanName('approvals'),
         onBatchEnd: () => this.checkCatchUps(),
         onCrash: () => void this.readerFailed(),
       });
@@ -290,6 +293,7 @@ class KafkaApprovalLog implements ApprovalLog {
     const check = checkGrant(event, keyring);
     if (check.trusted) return;
     this.counters.untrusted += 1;
+    untrustedGrantIgnored(check.reason);
     const { meta, payload } = untrustedGrantDecision({ source }, event, check, at);
     this.report(createEvent(DecisionRecordedV1, meta, payload));
   }

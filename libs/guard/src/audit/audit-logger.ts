@@ -165,6 +165,11 @@ export class AuditLogger {
     return this.sinkFailureCount;
   }
 
+  /** True when events also leave the process through a sink (an export), not only into memory. */
+  hasExternalSink(): boolean {
+    return this.sink !== undefined;
+  }
+
   /** True when the sink is required: a failed write rejects `record`. */
   get required(): boolean {
     return this.sink?.required === true;

@@ -66,7 +66,7 @@ const BUNDLE_DETECTION = /^gatekeeper\.bundle:(.+)@(\d+)$/;
  * `policy` reference (the field a SIEM reads a decision's policy version from). None for a
  * bundle without a revision (a local file) and for every other decision.
  */
-function bundleRefOf(event: AuditEvent): { bundleId: string; revision: number } | undefined {
+export function bundleRefOf(event: AuditEvent): { bundleId: string; revision: number } | undefined {
   for (const detection of event.detections ?? []) {
     const match = BUNDLE_DETECTION.exec(detection);
     const revision = Number(match?.[2]);

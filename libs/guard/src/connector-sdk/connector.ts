@@ -1,6 +1,7 @@
-import { createTool, type Tool } from '@mastra/core/tools';
+import { createTool, noopObserve, type Tool, type ToolObserve } from '@mastra/core/tools';
 import { RequestContext } from '@mastra/core/request-context';
 import { createHash } from 'node:crypto';
+import { context } from '@opentelemetry/api';
 import { canonicalJson, GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { MAX_APPROVAL_WAIT_MS } from '@gatehouse/approvals';
 import { z, type ZodType } from 'zod';
@@ -11,13 +12,17 @@ import { type AuditContext } from '../audit/types.js';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { type AuditEvent } from '../audit/types.js';
 import { auditContextFromRequestContext } from '../context.js';
+import { takeApproval } from '../guardrails/approval-budget.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
+import { startApprovalWait, startToolCall } from '../telemetry/spans.js';
 import { type Actor, actorFromRequestContext } from '../rbac/actor.js';
 import { GUARDRAIL_APPROVAL_CONTEXT_KEY, ISOLATION_SCOPE_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, WORKFLOW_SCOPE_CONTEXT_KEY } from './context-keys.js';
 import { EgressDeniedError, egressFetch, type EgressGuardedFetch } from './egress/index.js';
 import { egressHookOf, hookedEgressFetch } from './egress/egress-hooks.js';
-import { ConnectorPolicyError, ConnectorValidationError, type ConnectorErrorCategory } from './errors.js';
+import { CONNECTOR_DECISIONS, decisionOf, isConnectorDecisionCode, policyOf } from './decisions.js';
+import { ConnectorEvaluatorError, ConnectorPolicyError, ConnectorStoreError, ConnectorValidationError, type ConnectorStoreName, type ConnectorStoreOperation } from './errors.js';
 import { type ResolvedManifest, resolveManifest } from './manifest.js';
+import { applySingleTenantPreset } from './single-tenant-preset.js';
 import { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
 import { cloneJson, isJsonNative } from './stores/json-native.js';
 import { backgroundExecution, networkEgress } from './tool-policies.js';
@@ -86,72 +91,6 @@ const APPROVALS_FIELDS = new Set(['gateway', 'deadlineMs', 'waitMs', 'redactPath
 /** A request may stay open at most this long. */
 /** Longest a connector's dry run may take to become the reviewer's preview. */
 const PREVIEW_TIMEOUT_MS = 5_000;
-
-/** Static reasons per code: what callers and audit readers see, never tool input or output. */
-const REASONS: Record<string, string> = {
-  'CONNECTOR.ALLOWED': 'tool call allowed',
-  'CONNECTOR.DRY_RUN': 'dry run executed instead of the tool',
-  'CONNECTOR.REPLAYED': 'recorded result replayed for the idempotency key',
-  'CONNECTOR.CONTEXT_INVALID': 'trusted request context is malformed',
-  'CONNECTOR.POLICY_FAILED': 'a tool policy could not be evaluated',
-  'CONNECTOR.PERMISSION_MISSING': 'the principal lacks a required permission',
-  'CONNECTOR.DRY_RUN_UNSUPPORTED': 'the connector cannot simulate',
-  'CONNECTOR.APPROVAL_REQUIRED': 'the call requires an approval grant',
-  'CONNECTOR.APPROVAL_PENDING': 'the call waits for a reviewer decision',
-  'CONNECTOR.APPROVAL_GRANTED': 'a reviewer approved the call',
-  'CONNECTOR.APPROVAL_DENIED': 'a reviewer denied the call',
-  'CONNECTOR.APPROVAL_EXPIRED': 'the approval expired before a decision',
-  'CONNECTOR.APPROVAL_CANCELLED': 'the approval request was withdrawn',
-  'CONNECTOR.APPROVAL_USED': 'the approval grant was already used for this call',
-  'CONNECTOR.GRANT_UNBOUND': 'the approval grant in context names no tenant and arguments hash',
-  'CONNECTOR.GRANT_USED': 'the approval grant in context was already used',
-  'CONNECTOR.APPROVAL_TIMEOUT': 'no approval decision arrived in time',
-  'CONNECTOR.APPROVAL_UNAVAILABLE': 'the approvals log could not be read or written',
-  'CONNECTOR.APPROVAL_REQUEST_INVALID': 'the call cannot be put to a reviewer',
-  'CONNECTOR.APPROVAL_EDIT_INVALID': 'the approved edit does not match the connector schema',
-  'CONNECTOR.GRANT_INVALID': 'approval grants in context are malformed',
-  'CONNECTOR.IDEMPOTENCY_KEY_REQUIRED': 'the call requires an idempotency key',
-  'CONNECTOR.IDEMPOTENCY_PENDING': 'another call with this idempotency key is in progress',
-  'CONNECTOR.IDEMPOTENCY_AMBIGUOUS': 'an earlier attempt may have run; an operator or reconcile must decide',
-  'CONNECTOR.RECONCILED': 'an interrupted attempt had already applied; its result was recorded',
-  'CONNECTOR.RECONCILE_FAILED': 'reconcile could not decide whether an interrupted attempt applied',
-  'CONNECTOR.IDEMPOTENCY_STORE_FAILED': 'the idempotency store could not be reached',
-  'CONNECTOR.RATE_LIMITED': 'the connector rate limit is exhausted',
-  'CONNECTOR.RATE_LIMIT_STORE_FAILED': 'the rate-limit store could not be reached',
-  'CONNECTOR.EXECUTION_FAILED': 'the connector failed',
-  'CONNECTOR.AUDIT_UNAVAILABLE': 'the decision could not be recorded',
-  'CONNECTOR.INPUT_INVALID': 'input does not match the connector schema',
-  'CONNECTOR.OUTPUT_INVALID': 'output does not match the connector schema',
-};
-
-const CATEGORIES: Record<string, ConnectorErrorCategory> = {
-  'CONNECTOR.CONTEXT_INVALID': 'authorization',
-  'CONNECTOR.POLICY_FAILED': 'authorization',
-  'CONNECTOR.PERMISSION_MISSING': 'authorization',
-  'CONNECTOR.DRY_RUN_UNSUPPORTED': 'validation',
-  'CONNECTOR.APPROVAL_REQUIRED': 'approval',
-  'CONNECTOR.APPROVAL_DENIED': 'approval',
-  'CONNECTOR.APPROVAL_EXPIRED': 'approval',
-  'CONNECTOR.APPROVAL_CANCELLED': 'approval',
-  'CONNECTOR.APPROVAL_USED': 'approval',
-  'CONNECTOR.GRANT_UNBOUND': 'approval',
-  'CONNECTOR.GRANT_USED': 'approval',
-  'CONNECTOR.APPROVAL_TIMEOUT': 'approval',
-  'CONNECTOR.APPROVAL_UNAVAILABLE': 'unavailable',
-  'CONNECTOR.APPROVAL_REQUEST_INVALID': 'approval',
-  'CONNECTOR.APPROVAL_EDIT_INVALID': 'approval',
-  'CONNECTOR.GRANT_INVALID': 'approval',
-  'CONNECTOR.IDEMPOTENCY_KEY_REQUIRED': 'idempotency',
-  'CONNECTOR.IDEMPOTENCY_PENDING': 'idempotency',
-  'CONNECTOR.IDEMPOTENCY_AMBIGUOUS': 'idempotency',
-  'CONNECTOR.RECONCILE_FAILED': 'idempotency',
-  'CONNECTOR.IDEMPOTENCY_STORE_FAILED': 'unavailable',
-  'CONNECTOR.RATE_LIMITED': 'rate-limit',
-  'CONNECTOR.RATE_LIMIT_STORE_FAILED': 'unavailable',
-  'CONNECTOR.AUDIT_UNAVAILABLE': 'unavailable',
-};
-// A retried call finds its approval on the log (the id comes from the scope) and waits again.
-const RETRYABLE = new Set(['CONNECTOR.APPROVAL_TIMEOUT', 'CONNECTOR.APPROVAL_UNAVAILABLE', 'CONNECTOR.IDEMPOTENCY_PENDING', 'CONNECTOR.IDEMPOTENCY_STORE_FAILED', 'CONNECTOR.RATE_LIMITED', 'CONNECTOR.RATE_LIMIT_STORE_FAILED', 'CONNECTOR.AUDIT_UNAVAILABLE']);
 
 /** The connector code for a gateway failure; anything unrecognised is "could not confirm". */
 function approvalFailureCode(error: unknown): string {
@@ -268,15 +207,22 @@ async function dryRunPreview(c: Internals, input: unknown, context: ConnectorExe
   }
 }
 
-/** The policy (gate) that owns a decision code, for the audit record. */
-function policyOf(code: string): string {
-  if (code.includes('APPROVAL') || code.includes('GRANT')) return 'approval';
-  if (code.includes('IDEMPOTENCY') || code === 'CONNECTOR.REPLAYED') return 'idempotency';
-  if (code.includes('RATE_LIMIT')) return 'rate-limit';
-  if (code.includes('PERMISSION')) return 'permissions';
-  if (code.includes('DRY_RUN')) return 'dry-run';
-  if (code.includes('EGRESS')) return 'egress';
-  return 'manifest';
+/** What failed when a refusal is a store or evaluator failure rather than a policy's decision. */
+type Failure =
+  | { readonly store: ConnectorStoreName; readonly operation: ConnectorStoreOperation; readonly storeCode: string | undefined }
+  | { readonly evaluator: string };
+
+/** The code of one of our own errors (a store's `LEDGER.FORBIDDEN`), never a foreign message. */
+function gatehouseCodeOf(error: unknown): string | undefined {
+  return error instanceof GatehouseError && /^[A-Z_]{1,32}\.[A-Z_]{1,64}$/.test(error.code) ? error.code : undefined;
+}
+
+/** The error a refusal throws: typed by what failed, each with a static message and no cause. */
+function refusalError(connectorId: string, code: string, reason: string, failure: Failure | undefined): Error {
+  if (failure !== undefined && 'store' in failure) return new ConnectorStoreError(connectorId, failure.store, failure.operation, reason, failure.storeCode);
+  if (failure !== undefined && code === 'CONNECTOR.POLICY_FAILED') return new ConnectorEvaluatorError(connectorId, failure.evaluator, reason);
+  const decision = decisionOf(code);
+  return new ConnectorPolicyError(code as `CONNECTOR.${string}`, reason, { connectorId, policy: policyOf(code), category: decision.category, retryable: decision.retryable });
 }
 
 interface CallInfo {
@@ -285,6 +231,7 @@ interface CallInfo {
   readonly toolCallId: string | undefined;
   readonly abortSignal: AbortSignal | undefined;
   readonly background: boolean;
+  readonly observe: ToolObserve;
 }
 
 /**
@@ -304,12 +251,17 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
   if (!config.inputSchema || typeof (config.inputSchema as { safeParse?: unknown }).safeParse !== 'function') throw new TypeError(`createConnector(${config.id}): inputSchema must be a zod schema`);
   if (config.mastraRequireApproval !== undefined && typeof config.mastraRequireApproval !== 'boolean') throw new TypeError(`createConnector(${config.id}): mastraRequireApproval must be a boolean`);
   if (config.contextGrants !== undefined && config.contextGrants !== 'bound' && config.contextGrants !== 'reusable') throw new TypeError(`createConnector(${config.id}): contextGrants must be 'bound' or 'reusable'`);
+  // A single-tenant preset as `policies` lends the stores and the audit export, checked against this manifest.
+  const preset = applySingleTenantPreset(config.id, config.permissions, config.policies, config);
+  const idempotencyStore = preset ? preset.idempotencyStore : config.idempotencyStore;
+  const rateLimitStore = preset ? preset.rateLimitStore : config.rateLimitStore;
+  const audit = preset ? preset.audit : config.audit;
   const pendingTtlMs = config.pendingTtlMs ?? 900_000;
   if (!Number.isSafeInteger(pendingTtlMs) || pendingTtlMs < 1) throw new TypeError(`createConnector(${config.id}): pendingTtlMs must be a positive integer`);
   const resolved = resolveManifest(config.id, config.permissions, config.policies, {
     dryRunExecute: config.dryRunExecute !== undefined,
-    idempotencyStore: config.idempotencyStore !== undefined,
-    rateLimitStore: config.rateLimitStore !== undefined,
+    idempotencyStore: idempotencyStore !== undefined,
+    rateLimitStore: rateLimitStore !== undefined,
   });
   const approvals = resolveApprovals(config.id, config.approvals, config.inputSchema as ZodType);
   const evaluators: ToolPolicyEvaluator[] = [backgroundExecution()];
@@ -326,9 +278,9 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
     execute: config.execute as Internals['execute'],
     dryRunExecute: config.dryRunExecute as Internals['dryRunExecute'],
     reconcile: config.reconcile as Internals['reconcile'],
-    audit: config.audit,
-    idempotencyStore: config.idempotencyStore,
-    rateLimitStore: config.rateLimitStore,
+    audit,
+    idempotencyStore,
+    rateLimitStore,
     pendingTtlMs,
     description: config.description,
     approvals,
@@ -349,13 +301,14 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
     ...(config.outputSchema ? { outputSchema: config.outputSchema } : {}),
     ...(config.mastraRequireApproval ? { requireApproval: true } : {}),
     execute: (async (input: unknown, context: unknown) => {
-      const ctx = (context ?? {}) as { requestContext?: unknown; agent?: { toolCallId?: string }; workflow?: unknown; abortSignal?: AbortSignal; background?: unknown };
+      const ctx = (context ?? {}) as { requestContext?: unknown; agent?: { toolCallId?: string }; workflow?: unknown; abortSignal?: AbortSignal; background?: unknown; observe?: unknown };
       return runGated(internals, input, {
         entryPoint: ctx.agent ? 'agent' : ctx.workflow ? 'workflow' : 'direct',
         requestContext: ctx.requestContext instanceof RequestContext ? ctx.requestContext : undefined,
         toolCallId: typeof ctx.agent?.toolCallId === 'string' ? ctx.agent.toolCallId : undefined,
         abortSignal: ctx.abortSignal,
         background: ctx.background !== undefined,
+        observe: observeOf(ctx.observe) ?? noopObserve,
       });
     }) as never,
   }) as unknown as Connector<I, O>;
@@ -388,6 +341,21 @@ export interface ConnectorInvocationOptions {
   readonly requestContext?: RequestContext;
   readonly abortSignal?: AbortSignal;
   readonly toolCallId?: string;
+  /** Mastra's observability helper (`span`, `log`) handed to `execute`; default Mastra's `noopObserve`. */
+  readonly observe?: ToolObserve;
+}
+
+const INVOCATION_OPTIONS = new Set(['requestContext', 'abortSignal', 'toolCallId', 'observe']);
+
+/**
+ * A frozen copy of a Mastra `ToolObserve` (its two methods bound once, so a later change to the
+ * caller's object changes nothing), or undefined when `value` is not one.
+ */
+function observeOf(value: unknown): ToolObserve | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const { span, log } = value as Partial<ToolObserve>;
+  if (typeof span !== 'function' || typeof log !== 'function') return undefined;
+  return Object.freeze({ span: span.bind(value), log: log.bind(value) });
 }
 
 function invocationError(message: string): ConnectorPolicyError {
@@ -408,11 +376,12 @@ export async function invokeConnector<I, O>(connector: Connector<I, O>, input: I
     throw new ConnectorPolicyError('CONNECTOR.INTEGRITY_VIOLATION', 'the connector changed after construction', { connectorId: internals.id, policy: 'integrity', category: 'integrity' });
   }
   if (options === null || typeof options !== 'object' || Array.isArray(options)) throw invocationError('invocation options must be an object');
-  const extra = Object.keys(options).filter((k) => k !== 'requestContext' && k !== 'abortSignal' && k !== 'toolCallId');
+  const extra = Object.keys(options).filter((k) => !INVOCATION_OPTIONS.has(k));
   if (extra.length > 0) throw invocationError(`invocation option ${extra.map((k) => `"${k}"`).join(', ')} is not accepted`);
   if (options.requestContext !== undefined && !(options.requestContext instanceof RequestContext)) throw invocationError('requestContext must be a RequestContext');
   if (options.abortSignal !== undefined && !(options.abortSignal instanceof AbortSignal)) throw invocationError('abortSignal must be an AbortSignal');
   if (options.toolCallId !== undefined && (typeof options.toolCallId !== 'string' || options.toolCallId.length === 0)) throw invocationError('toolCallId must be a non-empty string');
+  if (options.observe !== undefined && observeOf(options.observe) === undefined) throw invocationError('observe must be a Mastra ToolObserve (span and log functions)');
   const parsed = validate(internals, 'input', input);
   const output = await runGated(internals, parsed, {
     entryPoint: 'direct',
@@ -420,6 +389,7 @@ export async function invokeConnector<I, O>(connector: Connector<I, O>, input: I
     toolCallId: options.toolCallId,
     abortSignal: options.abortSignal,
     background: false,
+    observe: options.observe === undefined ? noopObserve : (observeOf(options.observe) as ToolObserve),
   });
   return (internals.outputSchema ? validate(internals, 'output', output) : output) as O;
 }
@@ -432,9 +402,25 @@ function validate(internals: Internals, phase: 'input' | 'output', value: unknow
   throw new ConnectorValidationError(internals.id, phase, result.error.issues.map((i) => i.path.map(String).join('.') || '(root)'));
 }
 
-/** The gate: one evaluation per call, in a fixed order, each decision recorded. */
+/** The gate in the call's `execute_tool` span: each decision of the call, and its execution, are the span's children. */
 async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<unknown> {
+  const span = startToolCall(c.id, call.toolCallId, call.entryPoint, auditContextFromRequestContext(call.requestContext));
+  try {
+    const output = await context.with(span.context, () => runGatedCall(c, input, call));
+    span.end();
+    return output;
+  } catch (error) {
+    // The refusal's stable code, never its message.
+    span.end({ code: error instanceof GatehouseError ? error.code : 'CONNECTOR.EXECUTION_FAILED', failed: true });
+    throw error;
+  }
+}
+
+/** The gate: one evaluation per call, in a fixed order, each decision recorded. */
+async function runGatedCall(c: Internals, input: unknown, call: CallInfo): Promise<unknown> {
   const started = performance.now();
+  // When the gate began to judge its current decision: the call's start, then the grant's arrival.
+  let gateStarted = started;
   const rc = call.requestContext;
   const manifest = c.resolved.manifest;
   const actor = actorFromRequestContext(rc);
@@ -456,17 +442,12 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     durationSeconds: (performance.now() - started) / 1_000,
     ...extra,
   });
-  const deny = async (code: string, extra: Record<string, string | number | boolean> = {}, reason = REASONS[code] ?? 'tool call refused'): Promise<never> => {
-    await recordGateDecision(c.audit, { ...base, decision: 'denied', code, reason, policy: { name: policyOf(code) }, detail: detail(extra) });
-    throw new ConnectorPolicyError(code as `CONNECTOR.${string}`, reason, {
-      connectorId: c.id,
-      policy: policyOf(code),
-      category: CATEGORIES[code] ?? 'authorization',
-      retryable: RETRYABLE.has(code),
-    });
+  const deny = async (code: string, extra: Record<string, string | number | boolean> = {}, reason = decisionOf(code).reason, failure?: Failure): Promise<never> => {
+    await recordGateDecision(c.audit, { ...base, decision: 'denied', code, reason, policy: { name: policyOf(code) }, detail: detail(extra) }, gateStarted);
+    throw refusalError(c.id, code, reason, failure);
   };
   const allow = async (code: string, action = 'tool.execute'): Promise<void> => {
-    const recorded = await recordGateDecision(c.audit, { ...base, action, decision: code === 'CONNECTOR.DRY_RUN' ? 'observed' : 'allowed', code, reason: REASONS[code] ?? 'allowed', detail: detail() });
+    const recorded = await recordGateDecision(c.audit, { ...base, action, decision: code === 'CONNECTOR.DRY_RUN' ? 'observed' : 'allowed', code, reason: decisionOf(code).reason, detail: detail() }, gateStarted);
     // The tool runs only after its decision is on the record where the configuration requires it.
     if (!recorded) await deny('CONNECTOR.AUDIT_UNAVAILABLE');
   };
@@ -500,11 +481,12 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     try {
       decision = await evaluator.evaluate(input, toolCall);
     } catch {
-      return deny('CONNECTOR.POLICY_FAILED', { evaluator: evaluator.name });
+      return deny('CONNECTOR.POLICY_FAILED', { evaluator: evaluator.name }, undefined, { evaluator: evaluator.name });
     }
     if (decision === null || typeof decision !== 'object' || decision.allowed !== true) {
       const code = decision && decision.allowed === false && /^CONNECTOR\.[A-Z_]+$/.test(decision.code) ? decision.code : 'CONNECTOR.POLICY_FAILED';
-      return deny(code, { evaluator: evaluator.name }, REASONS[code] ?? `refused by tool policy ${evaluator.name}`);
+      const reason = isConnectorDecisionCode(code) ? CONNECTOR_DECISIONS[code].reason : `refused by tool policy ${evaluator.name}`;
+      return deny(code, { evaluator: evaluator.name }, reason, { evaluator: evaluator.name });
     }
   }
 
@@ -512,12 +494,13 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
   const required = manifest.requiredPermissions ?? [];
   if (required.length > 0) {
     const held = permissions.state === 'valid' ? new Set(permissions.value.permissions) : new Set<string>();
-    if (!required.every((p) => held.has(p))) await deny('CONNECTOR.PERMISSION_MISSING', { missing: required.filter((p) => !held.has(p)).length });
+    const version = permissions.state === 'valid' ? permissions.value.policyVersion : undefined;
+    if (!required.every((p) => held.has(p))) await deny('CONNECTOR.PERMISSION_MISSING', { missing: required.filter((p) => !held.has(p)).length, ...(version === undefined ? {} : { permissionPolicyVersion: version }) });
   }
 
   const egressHook = egressHookOf(rc);
   const runtime: ConnectorRuntime = Object.freeze({ fetch: egressHook ? hookedEgressFetch(c.fetch, egressHook, c.id) : c.fetch, signal: call.abortSignal, toolCallId: call.toolCallId, requestContext: rc });
-  const executeContext: ConnectorExecuteContext = Object.freeze({ requestContext: rc, toolCallId: call.toolCallId, abortSignal: call.abortSignal });
+  const executeContext: ConnectorExecuteContext = Object.freeze({ requestContext: rc, toolCallId: call.toolCallId, abortSignal: call.abortSignal, observe: call.observe });
 
   // 4. Dry run: a simulation needs no grant and touches no store.
   if (dryRun.state === 'valid') {
@@ -564,6 +547,8 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
       // Without a trusted execution there is no scope to bind a decision to.
       if (executionId === undefined) return deny('CONNECTOR.APPROVAL_REQUIRED');
       if (input === undefined || !isJsonNative(input)) return deny('CONNECTOR.APPROVAL_REQUEST_INVALID');
+      // A guarded run's approval budget (Duraton's): past it no reviewer is asked, and the loop ends.
+      if (!takeApproval(rc)) return deny('CONNECTOR.APPROVAL_BUDGET');
       const redacted = redactArguments(input, approvals.redactPaths);
       const dryRun = await dryRunPreview(c, input, executeContext, runtime);
       // A preview that echoes a redacted value would undo the redaction: the reviewer goes without it.
@@ -593,15 +578,22 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
       }
       approvalDetail = { approvalId };
       const code = 'CONNECTOR.APPROVAL_PENDING';
-      const recorded = await recordGateDecision(c.audit, { ...base, action: 'tool.approval', decision: 'approval-required', code, reason: REASONS[code] as string, policy: { name: 'approval' }, detail: detail() });
+      const recorded = await recordGateDecision(c.audit, { ...base, action: 'tool.approval', decision: 'approval-required', code, reason: decisionOf(code).reason, policy: { name: 'approval' }, detail: detail() }, gateStarted);
       if (!recorded) return deny('CONNECTOR.AUDIT_UNAVAILABLE');
+      // The request carries the wait's span: the approval service, and the decision it appends, continue this trace.
+      const wait = startApprovalWait(c.id, call.toolCallId);
+      wait.setApprovalId(approvalId);
+      const asked: ApprovalRequestInput = wait.traceparent === undefined ? request : { ...request, traceparent: wait.traceparent };
       let granted: GrantedApproval;
       try {
-        granted = await approvals.gateway.awaitApproval(request, { timeoutMs: approvals.waitMs, ...(call.abortSignal ? { signal: call.abortSignal } : {}) });
+        granted = await context.with(wait.context, () => approvals.gateway.awaitApproval(asked, { timeoutMs: approvals.waitMs, ...(call.abortSignal ? { signal: call.abortSignal } : {}) }));
         if (granted === null || typeof granted !== 'object' || granted.grant?.approvalId !== approvalId) throw new TypeError('grant for another approval');
       } catch (error) {
+        wait.end({ code: approvalFailureCode(error) });
         return deny(approvalFailureCode(error));
       }
+      wait.end({ code: 'CONNECTOR.APPROVAL_GRANTED' });
+      gateStarted = performance.now();
       const edits = granted.grant.editedArguments;
       approvalDetail = { approvalId, approvalPublished: granted.published === true, approvalEdited: edits !== undefined };
       if (edits !== undefined) {
@@ -610,7 +602,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
         if (!parsed.success) return deny('CONNECTOR.APPROVAL_EDIT_INVALID');
         effectiveInput = parsed.data;
       }
-      grantToUse = { grant: granted.grant, request, gateway: approvals.gateway };
+      grantToUse = { grant: granted.grant, request: asked, gateway: approvals.gateway };
       await allow('CONNECTOR.APPROVAL_GRANTED', 'tool.approval');
     }
   }
@@ -624,8 +616,8 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     let reservation;
     try {
       reservation = await c.idempotencyStore.reserve(key, { holder: call.toolCallId ?? 'direct', pendingTtlMs: c.pendingTtlMs }, { tenant });
-    } catch {
-      return deny('CONNECTOR.IDEMPOTENCY_STORE_FAILED');
+    } catch (error) {
+      return deny('CONNECTOR.IDEMPOTENCY_STORE_FAILED', {}, undefined, { store: 'idempotency', operation: 'reserve', storeCode: gatehouseCodeOf(error) });
     }
     switch (reservation.status) {
       case 'completed':
@@ -698,9 +690,9 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
     try {
       decision = await c.rateLimitStore.consume(rateLimitStorageKey({ tenant, connectorId: c.id }), c.resolved.rateLimit, { tenant });
       if (decision === null || typeof decision !== 'object' || typeof decision.allowed !== 'boolean') throw new TypeError('bad rate-limit answer');
-    } catch {
+    } catch (error) {
       await release('CONNECTOR.RATE_LIMIT_STORE_FAILED', true);
-      return deny('CONNECTOR.RATE_LIMIT_STORE_FAILED');
+      return deny('CONNECTOR.RATE_LIMIT_STORE_FAILED', {}, undefined, { store: 'rate-limit', operation: 'consume', storeCode: gatehouseCodeOf(error) });
     }
     if (!decision.allowed) {
       await release('CONNECTOR.RATE_LIMITED', true);
@@ -728,7 +720,7 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
       await recordGateDecision(c.audit, { ...base, decision: 'denied', code, reason: error.message, policy: { name: 'network-egress' }, detail: detail() });
       throw error;
     }
-    await recordGateDecision(c.audit, { ...base, decision: 'error', code, reason: REASONS[code] ?? REASONS['CONNECTOR.EXECUTION_FAILED'] ?? 'the connector failed', detail: detail() });
+    await recordGateDecision(c.audit, { ...base, decision: 'error', code, reason: decisionOf(isConnectorDecisionCode(code) ? code : 'CONNECTOR.EXECUTION_FAILED').reason, detail: detail() });
     throw error;
   }
   if (lease && c.idempotencyStore && !isJsonNative(output)) {

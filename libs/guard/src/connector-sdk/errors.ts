@@ -45,3 +45,59 @@ export class ConnectorValidationError extends GatehouseError {
     this.phase = phase;
   }
 }
+
+/** Which store a connector call could not reach. */
+export type ConnectorStoreName = 'idempotency' | 'rate-limit';
+/** The store operation that failed. */
+export type ConnectorStoreOperation = 'reserve' | 'consume';
+
+/**
+ * A call refused because its idempotency or rate-limit store could not answer before the tool ran
+ * (`CONNECTOR.IDEMPOTENCY_STORE_FAILED`, `CONNECTOR.RATE_LIMIT_STORE_FAILED`; retryable). The
+ * store's own error is not kept as `cause` (it may name the storage key); only its code, when it
+ * is a gatehouse code, is in `details.storeCode`.
+ */
+export class ConnectorStoreError extends GatehouseError {
+  readonly connectorId: string;
+  readonly policy: string;
+  readonly connectorCategory: ConnectorErrorCategory = 'unavailable';
+  readonly store: ConnectorStoreName;
+  readonly operation: ConnectorStoreOperation;
+
+  constructor(connectorId: string, store: ConnectorStoreName, operation: ConnectorStoreOperation, message: string, storeCode?: string) {
+    const code = store === 'idempotency' ? 'CONNECTOR.IDEMPOTENCY_STORE_FAILED' : 'CONNECTOR.RATE_LIMIT_STORE_FAILED';
+    super(code, message, {
+      category: 'unavailable',
+      retryable: true,
+      details: { connectorId, policy: store, category: 'unavailable', store, operation, ...(storeCode === undefined ? {} : { storeCode }) },
+    });
+    this.name = 'ConnectorStoreError';
+    this.connectorId = connectorId;
+    this.policy = store;
+    this.store = store;
+    this.operation = operation;
+  }
+}
+
+/**
+ * A call refused because a tool policy evaluator threw or answered something that is not a
+ * decision (`CONNECTOR.POLICY_FAILED`): fail closed. Names the evaluator, never what it threw.
+ */
+export class ConnectorEvaluatorError extends GatehouseError {
+  readonly connectorId: string;
+  readonly policy: string;
+  readonly connectorCategory: ConnectorErrorCategory = 'authorization';
+  readonly evaluator: string;
+
+  constructor(connectorId: string, evaluator: string, message: string) {
+    super('CONNECTOR.POLICY_FAILED', message, {
+      category: 'security',
+      retryable: false,
+      details: { connectorId, policy: 'evaluator', category: 'authorization', evaluator: evaluator.slice(0, 128) },
+    });
+    this.name = 'ConnectorEvaluatorError';
+    this.connectorId = connectorId;
+    this.policy = 'evaluator';
+    this.evaluator = evaluator.slice(0, 128);
+  }
+}

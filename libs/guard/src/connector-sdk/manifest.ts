@@ -6,6 +6,25 @@ const POLICY_FIELDS = new Set(['networkEgress', 'evaluators', 'destructiveRequir
 const BOOLEAN_FLAGS = ['requiresApproval', 'dryRun', 'idempotencyKey', 'background'] as const;
 /** `resource:action` identifiers, e.g. `refunds:create`. */
 export const PERMISSION_IDENTIFIER = /^[a-z][a-z0-9_.-]*:[a-z][a-z0-9_.*-]*$/;
+// breakwater's grammar: two or more lowercase dot-separated segments (`crm.accounts.read`), at most
+// 200 characters. Accepted as it is, so a migrated manifest keeps its identifiers unchanged.
+const DOTTED_PERMISSION = /^(?=.{3,200}$)[a-z][a-z0-9]*(?:\.[a-z][a-z0-9]*)+$/;
+
+/**
+ * True for a permission identifier a manifest may require and a principal projection may hold:
+ * gatehouse's `resource:action` (at most 256 characters) or breakwater's dotted `resource.action`.
+ */
+export function isPermissionIdentifier(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 256 && (PERMISSION_IDENTIFIER.test(value) || DOTTED_PERMISSION.test(value));
+}
+
+/**
+ * Whether calls of a connector with this manifest and these policies need an approval grant:
+ * `requiresApproval`, or a destructive side effect unless `destructiveRequiresApproval` is false.
+ */
+export function approvalRequired(manifest: Pick<PermissionManifest, 'sideEffect' | 'requiresApproval'>, policies?: Pick<ConnectorPolicies, 'destructiveRequiresApproval'>): boolean {
+  return manifest.requiresApproval === true || (manifest.sideEffect === 'destructive' && policies?.destructiveRequiresApproval !== false);
+}
 
 const UNITS: Record<string, number> = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
@@ -48,8 +67,8 @@ export function resolveManifest(
   }
   const egress = manifest.egress === undefined ? [] : validateEgressPatterns(manifest.egress, `${where}: permissions.egress`);
   if (manifest.requiredPermissions !== undefined) {
-    if (!Array.isArray(manifest.requiredPermissions) || manifest.requiredPermissions.some((p) => typeof p !== 'string' || !PERMISSION_IDENTIFIER.test(p))) {
-      throw new TypeError(`${where}: requiredPermissions must be resource:action identifiers`);
+    if (!Array.isArray(manifest.requiredPermissions) || !manifest.requiredPermissions.every(isPermissionIdentifier)) {
+      throw new TypeError(`${where}: requiredPermissions must be resource:action (or dotted resource.action) identifiers`);
     }
   }
   if (manifest.dryRun && !features.dryRunExecute) throw new TypeError(`${where}: dryRun requires dryRunExecute`);
@@ -89,8 +108,7 @@ export function resolveManifest(
       if (outside.length > 0) throw new TypeError(`${where}: declared egress outside the organization allowlist: ${outside.join(', ')}`);
     }
   }
-  const approvalRequired = manifest.requiresApproval === true || (manifest.sideEffect === 'destructive' && policies?.destructiveRequiresApproval !== false);
-  return Object.freeze({ manifest: Object.freeze({ ...manifest, egress: Object.freeze([...egress]) }), egress, rateLimit, approvalRequired });
+  return Object.freeze({ manifest: Object.freeze({ ...manifest, egress: Object.freeze([...egress]) }), egress, rateLimit, approvalRequired: approvalRequired(manifest, policies) });
 }
 
 function validateEvaluators(evaluators: readonly ToolPolicyEvaluator[], where: string): void {

@@ -4,6 +4,17 @@ import { readOptions } from '../policy-engine/policies/validation.js';
 
 const ALLOW: ToolPolicyDecision = Object.freeze({ allowed: true });
 
+/** The input field through which a direct call could smuggle Mastra's background-task override. */
+export const LLM_BACKGROUND_OVERRIDE_KEY = '_background';
+
+// Evaluators built by tenantIsolation(): the single-tenant preset refuses them by identity, not by name.
+const tenantIsolationEvaluators = new WeakSet<object>();
+
+/** True for an evaluator `tenantIsolation()` built. */
+export function isTenantIsolationEvaluator(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && tenantIsolationEvaluators.has(value);
+}
+
 /** Every declared egress host must fall within the organization allowlist, on every call. */
 export function networkEgress(options: { readonly allowedDomains: readonly string[] }): ToolPolicyEvaluator {
   readOptions('networkEgress', options, ['allowedDomains']);
@@ -33,7 +44,7 @@ export function crossWorkflowIsolation(): ToolPolicyEvaluator {
 export function tenantIsolation(options: { readonly tenants?: readonly string[] } = {}): ToolPolicyEvaluator {
   readOptions('tenantIsolation', options, ['tenants']);
   const tenants = options.tenants ? new Set(options.tenants) : undefined;
-  return Object.freeze({
+  const evaluator = Object.freeze({
     name: 'tenantIsolation',
     evaluate: (_input: unknown, call: ToolCallContext): ToolPolicyDecision => {
       if (call.isolationScope === undefined) return { allowed: false, code: 'CONNECTOR.ISOLATION_SCOPE_REQUIRED' };
@@ -41,6 +52,8 @@ export function tenantIsolation(options: { readonly tenants?: readonly string[] 
       return ALLOW;
     },
   });
+  tenantIsolationEvaluators.add(evaluator);
+  return evaluator;
 }
 
 /**
@@ -52,7 +65,7 @@ export function backgroundExecution(): ToolPolicyEvaluator {
     name: 'backgroundExecution',
     evaluate: (input: unknown, call: ToolCallContext): ToolPolicyDecision => {
       if (call.manifest.background === true) return ALLOW;
-      const override = input !== null && typeof input === 'object' && Object.hasOwn(input, '_background');
+      const override = input !== null && typeof input === 'object' && Object.hasOwn(input, LLM_BACKGROUND_OVERRIDE_KEY);
       return call.background || override ? { allowed: false, code: 'CONNECTOR.BACKGROUND_NOT_ALLOWED' } : ALLOW;
     },
   });

@@ -93,10 +93,30 @@ export function readIdentity(requestContext: unknown): Trusted<ConnectorExecutio
 export function readPermissions(requestContext: unknown): Trusted<PrincipalPermissions> {
   const raw = readContextValue(requestContext, PRINCIPAL_PERMISSIONS_CONTEXT_KEY);
   if (raw === undefined || raw === null) return ABSENT;
-  if (!plainObject(raw) || !onlyKeys(raw, ['principalId', 'permissions']) || !nonEmpty(raw['principalId']) || !Array.isArray(raw['permissions'])) return INVALID;
+  const parsed = parsePrincipalPermissions(raw);
+  return parsed === undefined ? INVALID : { state: 'valid', value: parsed };
+}
+
+// A snapshot version is recorded with decisions: bounded, and no control characters in a log line.
+// eslint-disable-next-line no-control-regex
+const POLICY_VERSION = /^(?=.*\S)[^\u0000-\u001f\u007f]{1,200}$/;
+
+function parsePrincipalPermissions(raw: unknown): PrincipalPermissions | undefined {
+  if (!plainObject(raw) || !onlyKeys(raw, ['principalId', 'permissions', 'policyVersion']) || !nonEmpty(raw['principalId']) || !Array.isArray(raw['permissions'])) return undefined;
   const permissions = raw['permissions'] as unknown[];
-  if (permissions.some((p) => !nonEmpty(p, 256))) return INVALID;
-  return { state: 'valid', value: Object.freeze({ principalId: raw['principalId'], permissions: Object.freeze([...(permissions as string[])]) }) };
+  if (permissions.some((p) => !nonEmpty(p, 256))) return undefined;
+  const version = raw['policyVersion'];
+  if (version !== undefined && (typeof version !== 'string' || !POLICY_VERSION.test(version))) return undefined;
+  return Object.freeze({ principalId: raw['principalId'], permissions: Object.freeze([...(permissions as string[])]), ...(version === undefined ? {} : { policyVersion: version }) });
+}
+
+/**
+ * True for a principal-permissions projection the connector gate trusts (the same check it runs):
+ * a plain object with a non-empty `principalId`, a `permissions` array of non-empty strings and an
+ * optional `policyVersion`. Anything else in `PRINCIPAL_PERMISSIONS_CONTEXT_KEY` refuses the call.
+ */
+export function isPrincipalPermissions(value: unknown): value is PrincipalPermissions {
+  return parsePrincipalPermissions(value) !== undefined;
 }
 
 export function readScalar(requestContext: unknown, key: typeof IDEMPOTENCY_KEY_CONTEXT_KEY | typeof ISOLATION_SCOPE_CONTEXT_KEY | typeof WORKFLOW_SCOPE_CONTEXT_KEY): Trusted<string> {

@@ -1,4 +1,5 @@
 import { type RequestContext } from '@mastra/core/request-context';
+import { type ToolObserve } from '@mastra/core/tools';
 import { type JsonValue } from '@gatehouse/contracts';
 import { type ApprovalGateway } from '../approvals/types.js';
 import { type AuditLogger } from '../audit/audit-logger.js';
@@ -70,6 +71,8 @@ export interface ConnectorExecutionIdentity {
 export interface PrincipalPermissions {
   readonly principalId: string;
   readonly permissions: readonly string[];
+  /** Version of the policy snapshot the permissions came from (breakwater's field), for correlation. */
+  readonly policyVersion?: string;
 }
 
 /** What the gate knows about one call, for tool policy evaluators. */
@@ -233,4 +236,6 @@ export interface ConnectorExecuteContext {
   readonly requestContext: RequestContext | undefined;
   readonly toolCallId: string | undefined;
   readonly abortSignal: AbortSignal | undefined;
+  /** Mastra's observability helper: the loop's own, `invokeConnector`'s `observe`, or `noopObserve`. */
+  readonly observe: ToolObserve;
 }

@@ -652,15 +652,27 @@ function decideFromFacts(bundle: CompiledBundle, facts: Omit<GatekeeperContext, 
 
 const GATEKEEPER_OPTIONS = ['bundle', 'revision', 'mode', 'predicates', 'validateInput', 'maxRewrites', 'onDecision'] as const;
 
+// HazelJS AgentGatekeeper options a migrating user may hand this API: the refusal says where they are honoured.
+const HAZELJS_OPTIONS: ReadonlySet<string> = new Set(['auditSink', 'approvalProvider', 'defaultDecision', 'policies', 'audit']);
+
 /**
  * Refuses an options object with a key `where` does not know (GATEKEEPER.INVALID_OPTIONS naming
- * it): a migrating user's `auditSink` or `defaultDecision` must not be dropped without a word.
+ * it): a migrating user's `auditSink` or `defaultDecision` must not be dropped without a word, and
+ * for HazelJS's options the error says where to pass them (`details.passTo`).
  */
 export function assertGatekeeperOptions(where: string, options: unknown, known: readonly string[]): void {
   try {
     readOptions(where, options, known);
   } catch (cause) {
-    throw new GatehouseError('GATEKEEPER.INVALID_OPTIONS', cause instanceof Error ? cause.message : `${where}: invalid options`, { category: 'validation', cause });
+    const message = cause instanceof Error ? cause.message : `${where}: invalid options`;
+    const hazel = isRecord(options) ? Object.keys(options).find((key) => !known.includes(key) && HAZELJS_OPTIONS.has(key)) : undefined;
+    if (hazel === undefined) throw new GatehouseError('GATEKEEPER.INVALID_OPTIONS', message, { category: 'validation', cause });
+    const passTo = 'AgentGatekeeper from @gatehouse/guard/hazeljs';
+    throw new GatehouseError('GATEKEEPER.INVALID_OPTIONS', `${message}; "${hazel}" is a HazelJS AgentGatekeeper option: pass it to ${passTo}, which honours it`, {
+      category: 'validation',
+      details: { option: hazel, passTo },
+      cause,
+    });
   }
 }
 

@@ -77,7 +77,7 @@ function withProvenance(verdict: GuardrailVerdict, provenance: GatekeeperVerdict
   return Object.defineProperty({ ...verdict }, 'gatekeeper', { value: provenance, enumerable: false }) as GatekeeperVerdict;
 }
 
-/** Turns a decision into a port verdict (audit mode → `observe`, faults → outcome `partial`). */
+/** Turns a decision into a port verdict (audit mode → `observe` unless the call was malformed, faults → outcome `partial`). */
 export function verdictOf(decision: GatekeeperDecision): GatekeeperVerdict {
   const enforced = decision.wouldHave ?? decision;
   const detections = [`gatekeeper.${enforced.effect}`, bundleDetection(decision.bundle)];
@@ -93,7 +93,9 @@ export function verdictOf(decision: GatekeeperDecision): GatekeeperVerdict {
     ...(decision.wouldHave === undefined ? {} : { wouldHave: decision.wouldHave.effect }),
   };
   const outcome = enforced.fault === undefined ? 'complete' : 'partial';
-  if (decision.mode === 'audit') return withProvenance({ action: 'observe', outcome, detections, reason: 'policy.observed' }, provenance);
+  // Audit mode observes what the policies would have done; a malformed call (no `wouldHave`: the
+  // engine denied it in audit mode too, GATEKEEPER.CALL_INVALID) stays a deny.
+  if (decision.mode === 'audit' && decision.wouldHave !== undefined) return withProvenance({ action: 'observe', outcome, detections, reason: 'policy.observed' }, provenance);
   const action = ACTION_OF[decision.effect];
   const payload: JsonValue | undefined = decision.effect === 'rewrite' ? decision.rewrittenInput : undefined;
   return withProvenance({ action, outcome, detections, reason: reasonOf(decision), ...(payload === undefined ? {} : { payload }) }, provenance);

@@ -112,9 +112,22 @@ function issueOf(issue: z.core.$ZodIssue): BundleIssue {
   return { path, code: issue.code, message };
 }
 
+/** The path of the first function in a parsed bundle (a HazelJS rule handed over as is), if any. */
+function functionPath(value: unknown, path: readonly (string | number)[] = [], depth = 0): string | undefined {
+  if (typeof value === 'function') return path.map(String).join('.') || '(root)';
+  // Deeper than a bundle nests, the schema refuses it anyway.
+  if (value === null || typeof value !== 'object' || depth > 32) return undefined;
+  for (const [key, item] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    const found = functionPath(item, [...path, key], depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /**
  * Parses and validates a bundle given as JSON text, YAML text or an already-parsed object.
- * Throws `GATEKEEPER.BUNDLE_UNPARSEABLE` (text that is neither) or `GATEKEEPER.BUNDLE_INVALID`
+ * Throws `GATEKEEPER.BUNDLE_UNPARSEABLE` (text that is neither), `GATEKEEPER.FUNCTION_RULE` (an
+ * object holding a function, e.g. a HazelJS `allowWhen`: details `field`) or `GATEKEEPER.BUNDLE_INVALID`
  * (details: `issues` with the path and kind of each problem; the first in the message).
  */
 export function parseGatekeeperBundle(source: string | unknown): GatekeeperBundle {
@@ -138,6 +151,13 @@ export function parseGatekeeperBundle(source: string | unknown): GatekeeperBundl
         details: position === undefined ? { format } : { format, position },
       });
     }
+  }
+  const fn = functionPath(data);
+  if (fn !== undefined) {
+    throw new GatehouseError('GATEKEEPER.FUNCTION_RULE', `policy bundles are data: the value at ${fn} is a function, which cannot be signed or distributed (run function rules in-process: AgentGatekeeper from @gatehouse/guard/hazeljs, or a registered predicate named in the bundle)`, {
+      category: 'validation',
+      details: { field: fn },
+    });
   }
   let result: ReturnType<typeof GatekeeperBundleSchema.safeParse>;
   try {

@@ -11,8 +11,10 @@ import { egressHookOf, type EgressRequestView, setEgressHook } from '../connecto
 import { type Abort, isTripWire } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
 import { guardrailCode, guardrailReason, recordGuardrailDecision } from './audit-guardrail.js';
-import { type GuardrailDecision, isJsonValue, runGuardrails } from './run-guardrails.js';
+import { shareApprovalBudget } from './approval-budget.js';
+import { failedDecision, type GuardrailDecision, isJsonValue, runGuardrails } from './run-guardrails.js';
 import { type Guardrail, type GuardrailInput, type GuardrailPlacement } from './types.js';
+import { judgeOnce, type VerdictJournal } from './verdict-journal.js';
 
 /** What a refused tool call returns to the model as that tool's result. */
 export interface GuardrailRefusal {
@@ -24,6 +26,8 @@ export interface GuardrailRefusal {
 /** Per-call state of a guarded agent's guardrails: which guardrail halted the loop, if one did. */
 export interface GuardrailRun {
   halted: { readonly by: string; readonly reason: string } | undefined;
+  /** The run verdicts are journaled under: the call's `runId`, else the trusted audit context's. */
+  readonly runId: string | undefined;
   /**
    * `post-model` outcomes by answer text: a streamed block is judged once whether the hold-back
    * or the result processor (which keeps memory in step) asks first.
@@ -41,6 +45,8 @@ export interface AgentGuardrailsOptions {
   readonly guardrails: readonly Guardrail[];
   readonly audit: AuditLogger | undefined;
   readonly timeoutMs?: number;
+  /** Where `tool-args` and `tool-result` verdicts are recorded per tool call, and read back on a resumed run. */
+  readonly journal?: VerdictJournal;
 }
 
 /** True when some guardrail declares the placement. */
@@ -52,10 +58,16 @@ export function hasPlacement(guardrails: readonly Guardrail[], placement: Guardr
  * A copy of the caller's context for one call, with its guardrail run state (kept off the context
  * itself) and the egress hook connectors consult.
  */
-export function startGuardrailRun(options: AgentGuardrailsOptions, callerContext: RequestContext, signal: AbortSignal | undefined): { requestContext: RequestContext; run: GuardrailRun } {
+export function startGuardrailRun(
+  options: AgentGuardrailsOptions,
+  callerContext: RequestContext,
+  signal: AbortSignal | undefined,
+  runId?: string,
+): { requestContext: RequestContext; run: GuardrailRun } {
   const requestContext = new RequestContext() as RequestContext;
   for (const [key, value] of callerContext.entries()) requestContext.set(key, value);
-  const run: GuardrailRun = { halted: undefined, answers: new Map() };
+  shareApprovalBudget(callerContext, requestContext);
+  const run: GuardrailRun = { halted: undefined, runId: runId ?? auditContextFromRequestContext(callerContext).runId, answers: new Map() };
   runs.set(requestContext, run);
   if (hasPlacement(options.guardrails, 'egress')) {
     setEgressHook(requestContext, async (request: EgressRequestView) => {
@@ -81,6 +93,7 @@ function parkedContext(rc: unknown, by: string): RequestContext {
   if (run) runs.set(copy, run);
   const hook = egressHookOf(rc);
   if (hook) setEgressHook(copy, hook);
+  shareApprovalBudget(rc, copy);
   return copy;
 }
 
@@ -99,14 +112,14 @@ function contextOf(agentId: string, requestContext: unknown): GuardrailInput['co
   };
 }
 
-const NOT_RECORDED: GuardrailDecision = Object.freeze({
-  verdict: Object.freeze({ action: 'deny', outcome: 'partial', detections: Object.freeze([]), reason: 'guardrail.unrecorded' }),
-  by: 'audit',
-  ran: Object.freeze([]),
-  fault: 'threw',
-});
+const NOT_RECORDED: GuardrailDecision = failedDecision('guardrail.unrecorded', 'audit');
+const NOT_JSON: GuardrailDecision = failedDecision('guardrail.not-json', undefined);
 
-/** Runs the guardrails of one placement and records the decision; an unrecordable decision denies. */
+/**
+ * Runs the guardrails of one placement and records the decision; an unrecordable decision denies.
+ * With a journal, a run id and a `step` (the tool call id), the verdict is a step of the run: read
+ * back on a resumed run instead of judged again (the audit record then says `replayed`).
+ */
 async function decide(
   options: AgentGuardrailsOptions,
   placement: GuardrailPlacement,
@@ -116,14 +129,20 @@ async function decide(
   resource: string,
   detail: Record<string, string | number | boolean>,
   tool?: GuardrailInput['tool'],
+  step?: string,
 ): Promise<GuardrailDecision> {
-  const decision = await runGuardrails(
-    options.guardrails,
-    { placement, value, ...(tool ? { tool } : {}), context: contextOf(options.agentId, requestContext), signal: signal ?? new AbortController().signal },
-    options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
-  );
-  if (decision.ran.length === 0) return decision;
-  const recorded = await recordGuardrailDecision(options.audit, decision, { placement, resource, requestContext, detail });
+  const startedAt = performance.now();
+  const context = contextOf(options.agentId, requestContext);
+  const runId = guardrailRunOf(requestContext)?.runId ?? context.runId;
+  const binding = runId === undefined || step === undefined ? undefined : { runId, tenant: context.tenant, agentId: options.agentId, placement, step, value, tool };
+  const { decision, replayed } = await judgeOnce(options.journal, binding, options.guardrails, () =>
+    runGuardrails(
+      options.guardrails,
+      { placement, value, ...(tool ? { tool } : {}), context, signal: signal ?? new AbortController().signal },
+      options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+    ));
+  if (decision.ran.length === 0 && !decision.fault) return decision;
+  const recorded = await recordGuardrailDecision(options.audit, decision, { placement, resource, requestContext, detail: replayed ? { ...detail, replayed: true } : detail, startedAt });
   return recorded ? decision : NOT_RECORDED;
 }
 
@@ -131,11 +150,18 @@ function refusal(tool: string, decision: GuardrailDecision): GuardrailRefusal {
   return Object.freeze({ valid: false, tool, error: `tool call "${tool}" refused: ${guardrailReason(decision)}` });
 }
 
+/**
+ * A tool's input JSON Schema: from the Standard JSON Schema interface (`~standard.jsonSchema`, which a
+ * zod schema has and Mastra gives a tool declared with a plain JSON Schema, as Duraton's are), else
+ * from zod. Undefined when there is none to read (the schema guardrail then treats the tool as schemaless).
+ */
 function jsonSchemaOf(schema: unknown): Readonly<Record<string, JsonValue>> | undefined {
   if (schema === null || typeof schema !== 'object') return undefined;
+  const asObject = (json: unknown) => (isJsonValue(json) && json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, JsonValue>) : undefined);
   try {
-    const json = z.toJSONSchema(schema as z.ZodType, { unrepresentable: 'any' }) as unknown;
-    return isJsonValue(json) && json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, JsonValue>) : undefined;
+    const standard = (schema as { '~standard'?: { jsonSchema?: { input?: (options: { target: string }) => unknown } } })['~standard'];
+    if (typeof standard?.jsonSchema?.input === 'function') return asObject(standard.jsonSchema.input({ target: 'draft-2020-12' }));
+    return asObject(z.toJSONSchema(schema as z.ZodType, { unrepresentable: 'any' }));
   } catch {
     return undefined;
   }
@@ -174,13 +200,12 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
       const context = (ctx ?? {}) as { requestContext?: unknown; abortSignal?: AbortSignal; agent?: { toolCallId?: string } };
       const rc = context.requestContext;
       const run = guardrailRunOf(rc);
-      const detail = { tool: toolId, ...(typeof context.agent?.toolCallId === 'string' ? { toolCallId: context.agent.toolCallId } : {}) };
+      const toolCallId = typeof context.agent?.toolCallId === 'string' ? context.agent.toolCallId : undefined;
+      const detail = { tool: toolId, ...(toolCallId === undefined ? {} : { toolCallId }) };
       let callInput = input;
       let callCtx = ctx;
       if (args) {
-        const decision = isJsonValue(input)
-          ? await decide(options, 'tool-args', input, rc, context.abortSignal, resource, detail, tool)
-          : { ...NOT_RECORDED, verdict: { ...NOT_RECORDED.verdict, reason: 'guardrail.not-json' } };
+        const decision = isJsonValue(input) ? await decide(options, 'tool-args', input, rc, context.abortSignal, resource, detail, tool, toolCallId) : NOT_JSON;
         switch (decision.verdict.action) {
           case 'allow':
           case 'observe':
@@ -208,9 +233,7 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
       }
       const output = await original.execute!(callInput, callCtx);
       if (!results) return output;
-      const decision = isJsonValue(output)
-        ? await decide(options, 'tool-result', output, rc, context.abortSignal, resource, detail, tool)
-        : { ...NOT_RECORDED, verdict: { ...NOT_RECORDED.verdict, reason: 'guardrail.not-json' } };
+      const decision = isJsonValue(output) ? await decide(options, 'tool-result', output, rc, context.abortSignal, resource, detail, tool, toolCallId) : NOT_JSON;
       switch (decision.verdict.action) {
         case 'allow':
         case 'observe':

@@ -68,6 +68,8 @@ export interface GuardrailAuditTarget {
   readonly requestContext?: unknown;
   /** Extra scalar facts (tool id, toolCallId): never content. */
   readonly detail?: Readonly<Record<string, string | number | boolean>>;
+  /** `performance.now()` when the guardrails began to judge: the gate's latency. */
+  readonly startedAt?: number;
 }
 
 /**
@@ -98,5 +100,5 @@ export function recordGuardrailDecision(audit: AuditLogger | undefined, decision
       ...(decision.fault ? { fault: decision.fault } : {}),
     },
   };
-  return recordGateDecision(audit, event);
+  return recordGateDecision(audit, event, target.startedAt);
 }

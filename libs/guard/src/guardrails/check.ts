@@ -1,14 +1,21 @@
-import { type JsonValue } from '@gatehouse/contracts';
+import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { type AuditLogger } from '../audit/audit-logger.js';
-import { recordGuardrailDecision } from './audit-guardrail.js';
-import { type GuardrailDecision, isJsonValue, isTrip, runGuardrails, validateGuardrails } from './run-guardrails.js';
-import { type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
+import { readOptions } from '../policy-engine/policies/validation.js';
+import { guardrailReasonCode, recordGuardrailDecision } from './audit-guardrail.js';
+import { failedDecision, type GuardrailDecision, isJsonValue, isTrip, runGuardrails, validateGuardrails } from './run-guardrails.js';
+import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
+import { judgeOnce, validateJournal, type VerdictJournal } from './verdict-journal.js';
 
-/** What to check: a placement and a value (and the tool, for tool placements). */
+/**
+ * What to check: a placement and a value, and for tool placements the tool, as gatehouse's
+ * `{ id, inputSchema }` or as a name with its input schema beside it (`schema`, Duraton's form).
+ */
 export interface CheckSubject {
   readonly placement: GuardrailPlacement;
   readonly value: JsonValue;
-  readonly tool?: GuardrailInput['tool'];
+  readonly tool?: GuardrailInput['tool'] | string;
+  /** The tool's input JSON Schema, when `tool` is given as a name. */
+  readonly schema?: Readonly<Record<string, JsonValue>>;
 }
 
 export interface CheckOptions<T> {
@@ -25,7 +32,7 @@ export interface CheckOptions<T> {
   readonly call?: (signal: AbortSignal, value: JsonValue | undefined) => T | Promise<T>;
   /** Race the input check against the call instead of gating the call on it. */
   readonly parallel?: boolean;
-  /** Trusted identity for the guardrails (never from the value). */
+  /** Trusted identity for the guardrails (never from the value); `runId` binds journaled verdicts. */
   readonly context?: GuardrailInput['context'];
   /** Cancels the checks and the call. */
   readonly signal?: AbortSignal;
@@ -33,12 +40,17 @@ export interface CheckOptions<T> {
   readonly audit?: AuditLogger;
   /** Deadline of one guardrail check, ms (default 5000). */
   readonly timeoutMs?: number;
+  /**
+   * Records each verdict as a step of the run (`context.runId`, required with it): a resumed run
+   * reads a recorded verdict back instead of asking the guardrails again.
+   */
+  readonly journal?: VerdictJournal;
 }
 
-/** The outcome of `check`. A trip is a value, never a throw. */
+/** The outcome of `check`. A trip is a value, never a throw; only a halt throws (`GuardrailHaltError`). */
 export interface CheckResult<T> {
   readonly name: string;
-  /** True when the check refused to clear: deny, approve, halt, or a fault. mask/rewrite/observe do not trip. */
+  /** True when the check refused to clear: deny, approve, or a fault. mask/rewrite/observe do not trip. */
   readonly tripped: boolean;
   /** The verdict that decided: the output check's when it ran, else the input check's. */
   readonly verdict: GuardrailVerdict;
@@ -54,15 +66,54 @@ export interface CheckResult<T> {
   readonly cancelled: boolean;
 }
 
-const ALLOW_ALL: GuardrailDecision = Object.freeze({ verdict: Object.freeze({ action: 'allow', outcome: 'complete', detections: Object.freeze([]) }), by: undefined, ran: Object.freeze([]) });
-const OPTION_FIELDS = new Set(['guardrails', 'input', 'output', 'call', 'parallel', 'context', 'signal', 'audit', 'timeoutMs']);
+/**
+ * A `halt` verdict in `check`: there is no loop to end, so the check fails (not retryable: the
+ * verdict is a decision, and with a journal a resumed run reads the same halt back).
+ */
+export class GuardrailHaltError extends GatehouseError {
+  /** The halting verdict (names and a catalogue code, never content). */
+  readonly verdict: GuardrailVerdict;
+  readonly by: string | undefined;
+  readonly stage: 'input' | 'output';
 
-function validateSubject(subject: unknown, where: string): CheckSubject {
-  if (subject === null || typeof subject !== 'object') throw new TypeError(`${where} must be { placement, value }`);
-  const { placement, value } = subject as Partial<CheckSubject>;
-  if (!['pre-prompt', 'post-model', 'tool-args', 'tool-result', 'egress'].includes(placement as string)) throw new TypeError(`${where}.placement is not a guardrail placement`);
+  constructor(check: string, decision: GuardrailDecision, stage: 'input' | 'output') {
+    super('GUARDRAIL.HALTED', 'a guardrail halted the check', {
+      category: 'security',
+      retryable: false,
+      details: { check, guardrail: decision.by ?? 'guardrail', stage, reasonCode: guardrailReasonCode(decision) },
+    });
+    this.name = 'GuardrailHaltError';
+    this.verdict = decision.verdict;
+    this.by = decision.by;
+    this.stage = stage;
+  }
+}
+
+const ALLOW_ALL: GuardrailDecision = Object.freeze({ verdict: Object.freeze({ action: 'allow', outcome: 'complete', detections: Object.freeze([]) }), by: undefined, ran: Object.freeze([]) });
+const OPTIONS = ['guardrails', 'input', 'output', 'call', 'parallel', 'context', 'signal', 'audit', 'timeoutMs', 'journal'];
+type Stage = 'input' | 'output';
+
+/** The subject as the runner takes it: the tool as `{ id, inputSchema }` whichever form it came in. */
+function validateSubject(subject: unknown, where: string): { placement: GuardrailPlacement; value: JsonValue; tool?: GuardrailInput['tool'] } {
+  if (subject === null || typeof subject !== 'object' || Array.isArray(subject)) throw new TypeError(`${where} must be { placement, value }`);
+  const { placement, value, tool, schema } = readOptions(where, subject, ['placement', 'value', 'tool', 'schema']);
+  if (!GUARDRAIL_PLACEMENTS.includes(placement as GuardrailPlacement)) throw new TypeError(`${where}.placement is not a guardrail placement`);
   if (!isJsonValue(value)) throw new TypeError(`${where}.value must be JSON`);
-  return subject as CheckSubject;
+  const base = { placement: placement as GuardrailPlacement, value };
+  if (schema !== undefined && (schema === null || typeof schema !== 'object' || Array.isArray(schema) || !isJsonValue(schema))) throw new TypeError(`${where}.schema must be a JSON Schema object`);
+  if (tool === undefined) {
+    if (schema !== undefined) throw new TypeError(`${where}.schema needs a tool name`);
+    return base;
+  }
+  if (typeof tool === 'string') {
+    if (tool.length === 0 || tool.length > 128) throw new TypeError(`${where}.tool must be a tool name of 1 to 128 characters`);
+    return { ...base, tool: { id: tool, ...(schema === undefined ? {} : { inputSchema: schema as Record<string, JsonValue> }) } };
+  }
+  const { id, inputSchema } = (tool ?? {}) as { id?: unknown; inputSchema?: unknown };
+  if (tool === null || typeof tool !== 'object' || typeof id !== 'string' || id.length === 0) throw new TypeError(`${where}.tool must be a tool name or { id, inputSchema }`);
+  if (schema !== undefined) throw new TypeError(`${where}.schema is given with the tool name only, not beside a tool object`);
+  if (inputSchema !== undefined && !isJsonValue(inputSchema)) throw new TypeError(`${where}.tool.inputSchema must be JSON`);
+  return { ...base, tool: tool as GuardrailInput['tool'] };
 }
 
 /** The value that continues after a decision: the payload under mask/rewrite, else the value as given. */
@@ -71,17 +122,10 @@ function continuing(decision: GuardrailDecision, value: JsonValue): JsonValue {
   return (action === 'mask' || action === 'rewrite') && payload !== undefined ? payload : value;
 }
 
-/**
- * Applies the guardrail port to any value or call. Input is checked before the call (or beside it with
- * `parallel: true`, aborting the call through its AbortSignal on a trip), output after it. A trip is
- * returned, never thrown: the caller reads `tripped`. The call's own error propagates, unless the call
- * was aborted by a trip.
- */
-export async function check<T = unknown>(name: string, options: CheckOptions<T>): Promise<CheckResult<T>> {
+function readCheckOptions<T>(name: unknown, options: CheckOptions<T>) {
   if (typeof name !== 'string' || name.length === 0 || name.length > 128) throw new TypeError('check: name must be a non-empty string');
   if (options === null || typeof options !== 'object') throw new TypeError('check: options are required');
-  const extra = Object.keys(options).filter((k) => !OPTION_FIELDS.has(k));
-  if (extra.length > 0) throw new TypeError(`check: unknown option ${extra.map((k) => `"${k}"`).join(', ')}`);
+  readOptions('check', options, OPTIONS);
   const guardrails = validateGuardrails(options.guardrails, 'check');
   const input = options.input === undefined ? undefined : validateSubject(options.input, 'check: input');
   if (options.output !== undefined && typeof options.output !== 'function') throw new TypeError('check: output must be a function of the result');
@@ -89,29 +133,59 @@ export async function check<T = unknown>(name: string, options: CheckOptions<T>)
   if (options.parallel !== undefined && typeof options.parallel !== 'boolean') throw new TypeError('check: parallel must be a boolean');
   if (options.parallel === true && (options.call === undefined || input === undefined)) throw new TypeError('check: parallel needs both input and call');
   if (options.output !== undefined && options.call === undefined) throw new TypeError('check: output needs a call');
-  const outer = options.signal ?? new AbortController().signal;
+  const journal = options.journal === undefined ? undefined : validateJournal(options.journal, 'check');
   const context = options.context ?? {};
+  if (journal && (typeof context.runId !== 'string' || context.runId.length === 0)) throw new TypeError('check: journal needs context.runId, the run its verdicts belong to');
+  return { guardrails, input, journal, context };
+}
+
+/**
+ * Applies the guardrail port to any value or call. Input is checked before the call (or beside it with
+ * `parallel: true`, aborting the call through its AbortSignal on a trip), output after it. A trip is
+ * returned, never thrown: the caller reads `tripped`. A `halt` throws `GuardrailHaltError` (after the
+ * call is aborted, when it runs beside the check). The call's own error propagates, unless the call was
+ * aborted by a trip. With a `journal`, each check's verdict is a step of the run: a resumed run reads it back.
+ */
+export async function check<T = unknown>(name: string, options: CheckOptions<T>): Promise<CheckResult<T>> {
+  const { guardrails, input, journal, context } = readCheckOptions(name, options);
+  const outer = options.signal ?? new AbortController().signal;
   const resource = `check:${name}`;
 
-  const judge = async (subject: CheckSubject, signal: AbortSignal): Promise<GuardrailDecision> => {
-    const decision = await runGuardrails(guardrails, { placement: subject.placement, value: subject.value, ...(subject.tool ? { tool: subject.tool } : {}), context, signal }, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
-    if (decision.ran.length === 0) return decision;
-    const recorded = await recordGuardrailDecision(options.audit, decision, { placement: subject.placement, resource, detail: { check: name } });
+  const judge = async (subject: ReturnType<typeof validateSubject>, signal: AbortSignal, stage: Stage): Promise<GuardrailDecision> => {
+    const binding = journal ? { runId: context.runId as string, tenant: context.tenant, agentId: context.agentId, placement: subject.placement, step: `check:${name}:${stage}`, value: subject.value, tool: subject.tool } : undefined;
+    const { decision, replayed } = await judgeOnce(journal, binding, guardrails, () =>
+      runGuardrails(guardrails, { ...subject, context, signal }, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }));
+    if (decision.ran.length === 0 && !decision.fault) return decision;
+    const recorded = await recordGuardrailDecision(options.audit, decision, { placement: subject.placement, resource, detail: { check: name, ...(replayed ? { replayed: true } : {}) } });
     // A decision that could not be recorded where it must be does not clear anything.
-    if (!recorded) return { verdict: { action: 'deny', outcome: 'partial', detections: [], reason: 'guardrail.unrecorded' }, by: decision.by, ran: decision.ran, fault: 'threw' };
-    return decision;
+    return recorded ? decision : failedDecision('guardrail.unrecorded', decision.by, decision.ran);
   };
-  const tripped = (decision: GuardrailDecision, stage: 'input' | 'output', cancelled = false): CheckResult<T> =>
-    Object.freeze({ name, tripped: true, verdict: decision.verdict, by: decision.by, stage, cancelled });
+  const tripped = (decision: GuardrailDecision, stage: Stage, cancelled = false): CheckResult<T> => {
+    if (decision.verdict.action === 'halt') throw new GuardrailHaltError(name, decision, stage);
+    return Object.freeze({ name, tripped: true, verdict: decision.verdict, by: decision.by, stage, cancelled });
+  };
 
   // No call: a plain evaluation of the value.
   if (options.call === undefined) {
-    const decision = input ? await judge(input, outer) : ALLOW_ALL;
+    const decision = input ? await judge(input, outer, 'input') : ALLOW_ALL;
     if (isTrip(decision.verdict)) return tripped(decision, 'input');
     return Object.freeze({ name, tripped: false, verdict: decision.verdict, by: decision.by, stage: input ? 'input' : undefined, cancelled: false, ...(input ? { value: continuing(decision, input.value) } : {}) });
   }
+  return guardedCall(options, input, outer, judge, tripped, name);
+}
 
-  const call = options.call;
+type Judge = (subject: ReturnType<typeof validateSubject>, signal: AbortSignal, stage: Stage) => Promise<GuardrailDecision>;
+
+/** The call between its checks (or beside its input check, with `parallel`). */
+async function guardedCall<T>(
+  options: CheckOptions<T>,
+  input: ReturnType<typeof validateSubject> | undefined,
+  outer: AbortSignal,
+  judge: Judge,
+  tripped: (decision: GuardrailDecision, stage: Stage, cancelled?: boolean) => CheckResult<T>,
+  name: string,
+): Promise<CheckResult<T>> {
+  const call = options.call!;
   const controller = new AbortController();
   const callSignal = AbortSignal.any([outer, controller.signal]);
   let inputDecision = ALLOW_ALL;
@@ -120,7 +194,7 @@ export async function check<T = unknown>(name: string, options: CheckOptions<T>)
     const running = Promise.resolve().then(() => call(callSignal, input.value));
     // Settled either way, so an aborted call's rejection is never unhandled.
     const settled = running.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
-    inputDecision = await judge(input, outer);
+    inputDecision = await judge(input, outer, 'input');
     if (isTrip(inputDecision.verdict) || inputDecision.verdict.action === 'mask' || inputDecision.verdict.action === 'rewrite') {
       // A replacement arrived after the call had already started with the original: that call is thrown away too.
       controller.abort();
@@ -131,7 +205,7 @@ export async function check<T = unknown>(name: string, options: CheckOptions<T>)
     result = outcome.value;
   } else {
     if (input) {
-      inputDecision = await judge(input, outer);
+      inputDecision = await judge(input, outer, 'input');
       if (isTrip(inputDecision.verdict)) return tripped(inputDecision, 'input');
     }
     result = await call(callSignal, input ? continuing(inputDecision, input.value) : undefined);
@@ -142,7 +216,7 @@ export async function check<T = unknown>(name: string, options: CheckOptions<T>)
     return Object.freeze({ name, tripped: false, verdict: inputDecision.verdict, by: inputDecision.by, stage: input ? 'input' : undefined, cancelled: false, ...inputValue, result });
   }
   const subject = validateSubject(options.output(result), 'check: output()');
-  const outputDecision = await judge(subject, outer);
+  const outputDecision = await judge(subject, outer, 'output');
   if (isTrip(outputDecision.verdict)) return tripped(outputDecision, 'output');
   // The input check cleared; the output check decides, and its replacement is the value to use.
   const decided = outputDecision.by === undefined ? inputDecision : outputDecision;

@@ -101,6 +101,19 @@ describe('a detection name that carries the judged content', () => {
       expect(records(audit, exported)).not.toContain(fragment);
     });
 
+    it('as Duraton\'s { rule, detected } from a tool-args guardrail reaches neither the audit record, the export nor the SIEM event', async () => {
+      const duratonShaped = {
+        name: 'leaky-guardrail',
+        placements: ['tool-args'],
+        detections: ['leaky.hit'],
+        check: () => ({ action: 'deny', outcome: 'complete', detections: [{ rule: 'leaky.hit', detected: true }, { rule: detection, detected: true }] }),
+      } as unknown as Guardrail;
+      const { agent, audit, exported } = agentWith([toolCall, { text: 'done' }], { guardrails: [duratonShaped] });
+      await agent.generate('go', { requestContext: context() });
+      expect(audit.events().find((e) => e.boundary === 'guardrail')).toMatchObject({ code: 'GUARDRAIL.DENIED', detections: ['leaky.hit', 'undeclared'] });
+      expect(records(audit, exported)).not.toContain(fragment);
+    });
+
     it('from a pre-prompt guardrail reaches neither the record nor the caller', async () => {
       const { agent, audit, exported } = agentWith([{ text: 'ok' }], { guardrails: [leakyGuardrail('pre-prompt', detection)] });
       const result = await agent.generate(PROMPT, { requestContext: context() });

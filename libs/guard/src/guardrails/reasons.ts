@@ -19,6 +19,8 @@ export const GUARDRAIL_REASONS = Object.freeze({
   'guardrail.invalid-verdict': 'guardrail returned an invalid verdict',
   'guardrail.timeout': 'guardrail check timed out',
   'guardrail.unrecorded': 'guardrail decision could not be recorded',
+  'guardrail.failed': 'guardrail check failed outright',
+  'guardrail.journal-unavailable': 'the recorded guardrail verdicts could not be read or written',
   'guardrail.not-json': 'the value is not JSON, so no guardrail could judge it',
   'approval.unavailable': 'approval required but no approvals gateway is configured for this tool',
   // Shipped guardrails.

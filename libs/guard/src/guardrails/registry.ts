@@ -1,6 +1,7 @@
 import { GatehouseError } from '@gatehouse/contracts';
 import { createModerationGuardrail, type ModerationGuardrailOptions } from './moderation-guardrail.js';
 import { createPiiGuardrail, type PiiGuardrailOptions } from './pii-guardrail.js';
+import { createSchemaGuardrail, type SchemaGuardrailOptions } from './schema-guardrail.js';
 import { type Guardrail, GUARDRAIL_PLACEMENTS } from './types.js';
 
 /** Builds a guardrail from options (which may be absent: the factory then decides what that means). */
@@ -9,7 +10,7 @@ export type GuardrailFactory = (options?: unknown) => Guardrail;
 const factories = new Map<string, GuardrailFactory>();
 
 /**
- * Adds a named factory (the schema adapter and the gatekeeper register theirs here). A name is
+ * Adds a named factory (the shipped adapters register theirs below). A name is
  * registered once: a second registration throws, so a lookup cannot be swapped under a running agent.
  */
 export function registerGuardrail(name: string, factory: GuardrailFactory): void {
@@ -25,8 +26,8 @@ export function registeredGuardrails(): readonly string[] {
 }
 
 /**
- * A guardrail by name. Throws `GUARDRAIL.UNKNOWN` for a name nobody registered. `moderation` without a
- * classifier returns a guardrail whose every check is deny/partial: a lookup that found no classifier
+ * A guardrail by name (`schema`, `pii`, `moderation`, and any registered). Throws `GUARDRAIL.UNKNOWN`
+ * for a name nobody registered. `moderation` without a classifier returns a guardrail whose every check is deny/partial: a lookup that found no classifier
  * must never read as a clean bill of health.
  */
 export function guardrailByName(name: string, options?: unknown): Guardrail {
@@ -35,6 +36,7 @@ export function guardrailByName(name: string, options?: unknown): Guardrail {
   return factory(options);
 }
 
+registerGuardrail('schema', (options) => createSchemaGuardrail((options ?? {}) as SchemaGuardrailOptions));
 registerGuardrail('pii', (options) => createPiiGuardrail((options ?? {}) as PiiGuardrailOptions));
 registerGuardrail('moderation', (options) => {
   const classify = (options as Partial<ModerationGuardrailOptions> | undefined)?.classify;

@@ -4,8 +4,12 @@ import { type GuardrailReasonCode, isGuardrailReasonCode } from './reasons.js';
 import { type Guardrail, type GuardrailAction, type GuardrailInput, type GuardrailOutcome, type GuardrailVerdict } from './types.js';
 import { readOptions } from '../policy-engine/policies/validation.js';
 
-/** Why a guardrail could not judge: it threw, answered with something that is not a verdict, or ran out of time. */
-export type GuardrailFault = 'threw' | 'invalid-verdict' | 'timeout';
+/**
+ * Why a guardrail could not judge: it threw, answered with something that is not a verdict, ran
+ * out of time, or the check failed outright (the guardrail answered outcome `failed`, or its
+ * decision could not be recorded or read back).
+ */
+export type GuardrailFault = 'threw' | 'invalid-verdict' | 'timeout' | 'failed';
 
 /** What `runGuardrails` decided: the deciding verdict and the guardrail that gave it. */
 export interface GuardrailDecision {
@@ -29,8 +33,9 @@ export interface RunGuardrailsOptions {
 }
 
 const ACTIONS: ReadonlySet<string> = new Set<GuardrailAction>(['allow', 'observe', 'mask', 'rewrite', 'deny', 'approve', 'halt']);
-const OUTCOMES: ReadonlySet<string> = new Set<GuardrailOutcome>(['complete', 'partial']);
-const VERDICT_FIELDS: ReadonlySet<string> = new Set(['action', 'outcome', 'detections', 'reason', 'payload']);
+const OUTCOMES: ReadonlySet<string> = new Set<GuardrailOutcome>(['complete', 'partial', 'failed']);
+// `by` is Duraton's name of the deciding guardrail: accepted and never read (the runner knows who answered).
+const VERDICT_FIELDS: ReadonlySet<string> = new Set(['action', 'outcome', 'detections', 'reason', 'payload', 'by']);
 /**
  * A detection is a name (`pii.email`, `schema.$ref`), never matched text; and a declared one
  * (`Guardrail.detections`).
@@ -44,12 +49,26 @@ export const GUARDRAIL_FAULT_REASON: Readonly<Record<GuardrailFault, GuardrailRe
   threw: 'guardrail.fault',
   'invalid-verdict': 'guardrail.invalid-verdict',
   timeout: 'guardrail.timeout',
+  failed: 'guardrail.failed',
 });
 
 const ALLOW: GuardrailVerdict = Object.freeze({ action: 'allow', outcome: 'complete', detections: Object.freeze([]) });
 
 function faultVerdict(fault: GuardrailFault): GuardrailVerdict {
-  return Object.freeze({ action: 'deny', outcome: 'partial', detections: Object.freeze([]), reason: GUARDRAIL_FAULT_REASON[fault] });
+  return Object.freeze({ action: 'deny', outcome: fault === 'failed' ? 'failed' : 'partial', detections: Object.freeze([]), reason: GUARDRAIL_FAULT_REASON[fault] });
+}
+
+/**
+ * The decision of a check that failed outright, around the guardrails rather than in one: its
+ * decision could not be recorded or read back, or the value was not JSON. Deny, outcome `failed`.
+ */
+export function failedDecision(reason: GuardrailReasonCode, by: string | undefined, ran: readonly string[] = []): GuardrailDecision {
+  return Object.freeze({
+    verdict: Object.freeze({ action: 'deny', outcome: 'failed', detections: Object.freeze([]), reason }),
+    by,
+    ran: Object.freeze([...ran]),
+    fault: 'failed',
+  });
 }
 
 /** True for a JSON value (plain objects, arrays, finite numbers; no cycles, accessors or prototypes). */
@@ -85,20 +104,58 @@ export function freezeJson(value: JsonValue): JsonValue {
 }
 
 /**
+ * The names of a verdict's detections: each a name, or `{ rule, detected }` (Duraton's form), which
+ * names `rule` when `detected` is true and nothing when it is false. Only those two fields are read,
+ * so nothing else a detection carries (a span, a match) can reach a record. Undefined when invalid.
+ */
+function detectionNames(detections: unknown): string[] | undefined {
+  if (!Array.isArray(detections) || detections.length > MAX_DETECTIONS) return undefined;
+  const names: string[] = [];
+  for (const detection of detections as unknown[]) {
+    if (typeof detection === 'string') {
+      if (!DETECTION_NAME.test(detection)) return undefined;
+      names.push(detection);
+      continue;
+    }
+    if (detection === null || typeof detection !== 'object' || Array.isArray(detection)) return undefined;
+    const { rule, detected } = detection as { rule?: unknown; detected?: unknown };
+    if (typeof rule !== 'string' || !DETECTION_NAME.test(rule) || typeof detected !== 'boolean') return undefined;
+    if (detected && !names.includes(rule)) names.push(rule);
+  }
+  return names;
+}
+
+/**
+ * A verdict whose check failed outright enforces nothing it asked for: it denies (a `halt` still
+ * halts, being stronger), names the catalogue reason it gave or `guardrail.failed`, and carries no payload.
+ */
+function failedVerdict(action: string, detections: readonly string[], reason: unknown): GuardrailVerdict {
+  return Object.freeze({
+    action: action === 'halt' ? 'halt' : 'deny',
+    outcome: 'failed',
+    detections: Object.freeze([...detections]),
+    reason: isGuardrailReasonCode(reason) ? reason : GUARDRAIL_FAULT_REASON.failed,
+  });
+}
+
+/**
  * Checks a guardrail's answer and returns a frozen copy of the known fields, or undefined when it is
- * not a valid verdict: unknown action or outcome, detections that are not names, a reason that is not
- * a string, a `mask`/`rewrite` without a JSON payload, a payload on any other action, an `allow` that
- * is only `partial`. A reason outside the catalogue is dropped, not refused: it is free text.
+ * not a valid verdict: unknown action or outcome, detections that are neither names nor `{ rule,
+ * detected }`, a reason that is not a string, a `mask`/`rewrite` without a JSON payload, a payload on
+ * any other action, an `allow` that is only `partial`. A reason outside the catalogue is dropped, not
+ * refused: it is free text. Outcome `failed` becomes deny (or halt), whatever action it came with.
  */
 export function validateVerdict(raw: unknown): GuardrailVerdict | undefined {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
   const record = raw as Record<string, unknown>;
   if (Object.keys(record).some((k) => !VERDICT_FIELDS.has(k))) return undefined;
-  const { action, outcome, detections, reason, payload } = record;
+  const { action, outcome, reason, payload } = record;
   if (typeof action !== 'string' || !ACTIONS.has(action)) return undefined;
   if (typeof outcome !== 'string' || !OUTCOMES.has(outcome)) return undefined;
-  if (!Array.isArray(detections) || detections.length > MAX_DETECTIONS || !detections.every((d) => typeof d === 'string' && DETECTION_NAME.test(d))) return undefined;
+  const detections = detectionNames(record['detections']);
+  if (detections === undefined) return undefined;
   if (reason !== undefined && typeof reason !== 'string') return undefined;
+  if (outcome === 'failed') return failedVerdict(action, detections, reason);
   const needsPayload = action === 'mask' || action === 'rewrite';
   if (needsPayload ? payload === undefined || !isJsonValue(payload) : payload !== undefined) return undefined;
   // "It could not judge everything, but allow" is not a clean bill of health.
@@ -106,7 +163,7 @@ export function validateVerdict(raw: unknown): GuardrailVerdict | undefined {
   return Object.freeze({
     action: action as GuardrailAction,
     outcome: outcome as GuardrailOutcome,
-    detections: Object.freeze([...(detections as string[])]),
+    detections: Object.freeze(detections),
     ...(isGuardrailReasonCode(reason) ? { reason } : {}),
     ...(needsPayload ? { payload: freezeJson(payload as JsonValue) } : {}),
   });
@@ -127,7 +184,8 @@ async function checkOne(guardrail: Guardrail, input: GuardrailInput, timeoutMs: 
     if (answer === 'timeout') return { verdict: faultVerdict('timeout'), fault: 'timeout' };
     const verdict = validateVerdict(answer);
     if (!verdict) return { verdict: faultVerdict('invalid-verdict'), fault: 'invalid-verdict' };
-    return { verdict: withDeclaredDetections(verdict, declaredBy(guardrail)) };
+    const declared = withDeclaredDetections(verdict, declaredBy(guardrail));
+    return verdict.outcome === 'failed' ? { verdict: declared, fault: 'failed' } : { verdict: declared };
   } catch {
     // The error's message may quote the value: it is dropped, only the fault is kept.
     return { verdict: faultVerdict('threw'), fault: 'threw' };
@@ -163,6 +221,16 @@ function withDeclaredDetections(verdict: GuardrailVerdict, declared: ReadonlySet
 }
 
 /**
+ * A verdict read back from a record, its detections screened again against what `guardrails` (those
+ * that may have given it) declare now: a record written elsewhere cannot name content either.
+ */
+export function screenRecordedVerdict(verdict: GuardrailVerdict, guardrails: readonly Guardrail[]): GuardrailVerdict {
+  const declared = new Set<string>();
+  for (const guardrail of guardrails) for (const name of declaredBy(guardrail)) declared.add(name);
+  return withDeclaredDetections(verdict, declared);
+}
+
+/**
  * Throws a TypeError unless `guardrails` is an array of guardrails with unique names, each with a
  * valid `detections` declaration when it has one.
  */
@@ -182,9 +250,10 @@ export function validateGuardrails(guardrails: unknown, where: string): readonly
 }
 
 /**
- * Runs the guardrails that declare `input.placement`, in order. The first verdict that is not
- * `allow` decides and the rest do not run. A guardrail that throws, times out or answers with an
- * invalid verdict decides `deny`/`partial`. Never throws for a guardrail's failure.
+ * Runs the guardrails that declare `input.placement`, in order, each on a frozen copy of the value.
+ * The first verdict that is not `allow` decides and the rest do not run. A guardrail that throws,
+ * times out or answers with an invalid verdict decides `deny`/`partial`; one that answers outcome
+ * `failed` decides deny (or halt) with outcome `failed`. Never throws for a guardrail's failure.
  */
 export async function runGuardrails(guardrails: readonly Guardrail[], input: GuardrailInput, options: RunGuardrailsOptions = {}): Promise<GuardrailDecision> {
   readOptions('runGuardrails', options, ['timeoutMs']);
@@ -192,10 +261,13 @@ export async function runGuardrails(guardrails: readonly Guardrail[], input: Gua
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) throw new TypeError('runGuardrails: timeoutMs must be a positive integer');
   const ran: string[] = [];
   const allowed = new Set<string>();
+  // Each guardrail judges a frozen copy: one that writes to the value fails its check instead of
+  // changing, unrecorded, what the next guardrail or the tool gets (a change is a mask or rewrite).
+  const judged = guardrails.some((g) => g.placements.includes(input.placement)) ? { ...input, value: freezeJson(input.value) } : input;
   for (const guardrail of guardrails) {
     if (!guardrail.placements.includes(input.placement)) continue;
     ran.push(guardrail.name);
-    const { verdict, fault } = await checkOne(guardrail, input, timeoutMs);
+    const { verdict, fault } = await checkOne(guardrail, judged, timeoutMs);
     if (verdict.action !== 'allow') return Object.freeze({ verdict, by: guardrail.name, ran: Object.freeze(ran), ...(fault ? { fault } : {}) });
     for (const detection of verdict.detections) if (allowed.size < MAX_DETECTIONS) allowed.add(detection);
   }

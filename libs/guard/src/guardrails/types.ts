@@ -20,9 +20,11 @@ export type GuardrailAction = 'allow' | 'observe' | 'mask' | 'rewrite' | 'deny' 
 
 /**
  * How the check went: `complete` (the guardrail judged the whole value), `partial` (it could
- * not: it threw, timed out, or saw only part of the value). Nothing treats `partial` as allow.
+ * not: it threw, timed out, or saw only part of the value), `failed` (the check itself failed
+ * outright: its verdict could not be recorded or read back, the value was not JSON, or the
+ * guardrail said so). Nothing treats `partial` as allow; a `failed` verdict denies (or halts).
  */
-export type GuardrailOutcome = 'complete' | 'partial';
+export type GuardrailOutcome = 'complete' | 'partial' | 'failed';
 
 export interface GuardrailVerdict {
   readonly action: GuardrailAction;
@@ -41,6 +43,14 @@ export interface GuardrailVerdict {
   /** The replacement value for `mask` and `rewrite`. */
   readonly payload?: JsonValue;
 }
+
+/**
+ * A detection as the runner reads it: a name, or `{ rule, detected }` (Duraton's form: the rule's
+ * name, and whether it found anything; `detected: false` names nothing). A `GuardrailVerdict` names
+ * only; a guardrail typed as Duraton's (`@gatehouse/guard/compat/duraton`) may answer either.
+ */
+export type GuardrailDetectionReport = string | { readonly rule: string; readonly detected: boolean };
+
 
 /** The value a guardrail judges at one placement, with the trusted context it runs in. */
 export interface GuardrailInput {

@@ -1,9 +1,10 @@
-import { type RequestContext } from '@mastra/core/request-context';
+import { RequestContext } from '@mastra/core/request-context';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
 import { evaluateWhole, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
+import { readOptions } from './policies/validation.js';
 import { type PolicyEvaluator, policyDenialReason } from './types.js';
 
 export interface ContentPolicyGateOptions {
@@ -26,7 +27,22 @@ export interface ContentPolicyGate {
   check(input: ContentPolicyGateInput): Promise<ContentPolicyGateResult>;
 }
 
-const OPTION_FIELDS = new Set(['policies', 'audit', 'resource', 'evaluationTimeoutMs']);
+const INPUT_FIELDS: ReadonlySet<string> = new Set(['text', 'requestContext']);
+
+/**
+ * The input when it is exactly `{ text, requestContext? }` with a string text and a RequestContext;
+ * undefined otherwise. Read once, own data properties only, so a getter cannot answer twice.
+ */
+function readInput(input: unknown): { readonly text: string; readonly requestContext: RequestContext | undefined } | undefined {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return undefined;
+  const keys = Reflect.ownKeys(input);
+  if (keys.some((k) => typeof k !== 'string' || !INPUT_FIELDS.has(k))) return undefined;
+  const text = Object.getOwnPropertyDescriptor(input, 'text');
+  const rc = Object.getOwnPropertyDescriptor(input, 'requestContext');
+  if (!text || !('value' in text) || typeof text.value !== 'string') return undefined;
+  if (rc && (!('value' in rc) || (rc.value !== undefined && !(rc.value instanceof RequestContext)))) return undefined;
+  return { text: text.value, requestContext: rc?.value as RequestContext | undefined };
+}
 
 /**
  * The input policies for trusted host code that hands text to a model outside Mastra's
@@ -35,8 +51,7 @@ const OPTION_FIELDS = new Set(['policies', 'audit', 'resource', 'evaluationTimeo
  */
 export function createContentPolicyGate(options: ContentPolicyGateOptions): ContentPolicyGate {
   if (options === null || typeof options !== 'object') throw new TypeError('createContentPolicyGate: options are required');
-  const unknown = Object.keys(options).filter((k) => !OPTION_FIELDS.has(k));
-  if (unknown.length > 0) throw new TypeError(`createContentPolicyGate: unknown option ${unknown.map((k) => `"${k}"`).join(', ')}`);
+  readOptions('createContentPolicyGate', options, ['policies', 'audit', 'resource', 'evaluationTimeoutMs']);
   const policies: readonly PolicySnapshot[] = snapshotPolicies(options.policies, 'createContentPolicyGate');
   if (policies.length === 0) throw new TypeError('createContentPolicyGate: at least one policy is required');
   for (const policy of policies) {
@@ -51,17 +66,21 @@ export function createContentPolicyGate(options: ContentPolicyGateOptions): Cont
 
   return Object.freeze({
     async check(input: ContentPolicyGateInput): Promise<ContentPolicyGateResult> {
-      if (input === null || typeof input !== 'object' || typeof input.text !== 'string') {
-        throw new TypeError('ContentPolicyGate.check: input.text must be a string');
+      // Malformed input is the error state, never a throw: no policy runs on text it cannot trust.
+      const read = readInput(input);
+      if (read === undefined) {
+        const code = 'POLICY.GATE_INPUT_INVALID';
+        await recordGateDecision(audit, { boundary: 'input', action: 'host.input.policy', resource, decision: 'error', code, reason: 'Content policy gate input is malformed', context: {} });
+        return { status: 'error' };
       }
-      const text = input.text;
+      const text = read.text;
       const outcome = await evaluateWhole(policies, { phase: 'input', channel: 'answer', final: true, timeoutMs }, text);
-      const actor = actorFromRequestContext(input.requestContext);
+      const actor = actorFromRequestContext(read.requestContext);
       const base = {
         boundary: 'input' as const,
         action: 'host.input.policy',
         resource,
-        context: auditContextFromRequestContext(input.requestContext),
+        context: auditContextFromRequestContext(read.requestContext),
         ...(actor ? { actor: { ...actor, kind: actor.kind ?? 'human' } } : {}),
       };
       const recorded =

@@ -39,6 +39,8 @@ export const POLICY_ERROR_REASON = 'Content policy evaluation failed';
 
 const OPTION_FIELDS = new Set(['policies', 'holdBack', 'audit', 'resource', 'evaluationTimeoutMs', 'trustedInstructions']);
 const STREAM_STATE = Symbol.for('gatehouse.policy-engine.stream');
+/** Key of the per-request processor state: an object chunk passed through this engine. */
+const OBJECT_SEEN = 'gatehouse.policy-engine.object-seen';
 
 /**
  * Content policies as a Mastra processor: input (`processInput`), the live stream
@@ -55,6 +57,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   private readonly resource: string;
   private readonly timeoutMs: number;
   private readonly trustedInstructions: unknown;
+  private readonly objectOnly: readonly string[];
 
   constructor(options: PolicyEngineOptions) {
     if (options === null || typeof options !== 'object') throw new TypeError('PolicyEngine: options are required');
@@ -64,11 +67,21 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
     const timeout = options.evaluationTimeoutMs ?? 5_000;
     if (!Number.isInteger(timeout) || timeout <= 0) throw new TypeError('PolicyEngine: evaluationTimeoutMs must be a positive integer');
     this.policies = snapshotPolicies(options.policies, 'PolicyEngine');
+    // An output policy that reads only `object` judges nothing when no object chunk passes through
+    // this processor (a parsed generate() result never does): the result is refused then, and that
+    // refusal must be on the record.
+    this.objectOnly = this.policies.filter((p) => p.phases.has('output') && p.channels.size === 1 && p.channels.has('object')).map((p) => p.name);
+    if (this.objectOnly.length > 0 && options.audit === undefined) throw new TypeError('PolicyEngine: a policy that reads only the object channel needs an audit logger');
     this.holdBack = options.holdBack ?? false;
     this.audit = options.audit;
     this.resource = options.resource ?? 'agent';
     this.timeoutMs = timeout;
     this.trustedInstructions = options.trustedInstructions;
+  }
+
+  /** Names of the output policies that read only the object channel (for construction-time checks). */
+  objectOnlyPolicies(): readonly string[] {
+    return this.objectOnly;
   }
 
   /** Policies that can ever judge this phase and channel (for construction-time checks). */
@@ -77,6 +90,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   }
 
   async processInput(args: ProcessInputArgs): Promise<ProcessInputArgs['messages']> {
+    const started = performance.now();
     const { messages, abort, requestContext, abortSignal } = args;
     try {
       // Every part of every input message and every system message but the agent's own instructions.
@@ -88,7 +102,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
         return messages;
       }
       const outcome = await this.judgeWhole(whole, 'input', 'answer', abortSignal);
-      await this.decide('input', 'input', 'answer', outcome, requestContext, abort);
+      await this.decide('input', 'input', 'answer', outcome, requestContext, abort, started);
       return messages;
     } catch (error) {
       return this.failClosed(error, 'input', 'input', requestContext, abort);
@@ -98,7 +112,10 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   async processOutputStream(args: ProcessOutputStreamArgs): Promise<ChunkType | null | undefined> {
     const { part, abort, requestContext, state, abortSignal } = args;
     try {
-      if (part.type === 'object' || part.type === 'object-result') return await this.judgeObject(part, requestContext, abort, abortSignal);
+      if (part.type === 'object' || part.type === 'object-result') {
+        if (state !== null && typeof state === 'object') (state as Record<string, unknown>)[OBJECT_SEEN] = true;
+        return await this.judgeObject(part, requestContext, abort, abortSignal);
+      }
       const shape = CHANNEL_OF[part.type];
       if (!shape) return part;
       const payload = (part as { payload?: { id?: unknown; text?: unknown } }).payload ?? {};
@@ -136,14 +153,20 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
   }
 
   async processOutputResult(args: ProcessOutputResultArgs): Promise<ProcessOutputResultArgs['messages']> {
+    const started = performance.now();
     const { messages, abort, requestContext, abortSignal } = args;
     try {
+      const state = (args as { state?: Record<string, unknown> }).state;
+      if (this.objectOnly.length > 0 && state?.[OBJECT_SEEN] !== true) {
+        await this.decide('output', 'output', 'object', { kind: 'error', policy: this.objectOnly[0] as string, code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
+        return messages;
+      }
       const text = extractMessageText(messages.filter((m) => m.role === 'assistant'));
       if (text === 'unreadable') {
         await this.decide('output', 'output', 'answer', { kind: 'error', policy: 'message-reader', code: 'POLICY.EVALUATION_FAILED' }, requestContext, abort);
         return messages;
       }
-      await this.judgeOutput(text, requestContext, abort, abortSignal);
+      await this.judgeOutput(text, requestContext, abort, abortSignal, started);
       return messages;
     } catch (error) {
       return this.failClosed(error, 'output', 'output', requestContext, abort);
@@ -156,16 +179,17 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
    * is told, or undefined when it passed.
    */
   judgeFinalOutput(text: { readonly answer: string; readonly reasoning: string }, requestContext: unknown, signal: AbortSignal | undefined): Promise<{ reason: string; code: string } | undefined> {
-    return this.recorded((abort) => this.judgeOutput(text, requestContext, abort, signal));
+    const started = performance.now();
+    return this.recorded((abort) => this.judgeOutput(text, requestContext, abort, signal, started));
   }
 
   // Each output channel judged whole and recorded (an empty reasoning that passes is not).
-  private async judgeOutput(text: { readonly answer: string; readonly reasoning: string }, requestContext: unknown, abort: Abort, signal: AbortSignal | undefined): Promise<void> {
+  private async judgeOutput(text: { readonly answer: string; readonly reasoning: string }, requestContext: unknown, abort: Abort, signal: AbortSignal | undefined, startedAt?: number): Promise<void> {
     for (const channel of ['answer', 'reasoning'] as const) {
       const whole = text[channel];
       const outcome = await this.judgeWhole(whole, 'output', channel, signal);
       if (outcome.kind === 'allowed' && channel === 'reasoning' && whole.length === 0) continue;
-      await this.decide('output', 'output', channel, outcome, requestContext, abort);
+      await this.decide('output', 'output', channel, outcome, requestContext, abort, startedAt);
     }
   }
 
@@ -266,6 +290,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
     outcome: EvaluationOutcome,
     requestContext: unknown,
     abort: Abort,
+    startedAt?: number,
   ): Promise<void> {
     const actor = actorFromRequestContext(requestContext);
     const base = {
@@ -276,7 +301,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
       ...(actor ? { actor: { ...actor, kind: actor.kind ?? 'human' } } : {}),
     } as const;
     if (outcome.kind === 'allowed') {
-      const recorded = await recordGateDecision(this.audit, { ...base, decision: 'allowed', code: 'POLICY.ALLOWED', reason: 'content policies passed', policy: { name: 'all', phase, channel } });
+      const recorded = await recordGateDecision(this.audit, { ...base, decision: 'allowed', code: 'POLICY.ALLOWED', reason: 'content policies passed', policy: { name: 'all', phase, channel } }, startedAt);
       if (!recorded) abort(AUDIT_UNAVAILABLE_REASON, { metadata: { code: 'AUDIT.REQUIRED_SINK_FAILED' } });
       return;
     }
@@ -289,7 +314,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
         reason,
         policy: { name: outcome.policy, phase, channel },
         detections: outcome.detections,
-      });
+      }, startedAt);
       abort(reason, { metadata: { code: 'POLICY.DENIED', policy: outcome.policy, phase, channel } });
     }
     await recordGateDecision(this.audit, {
@@ -298,7 +323,7 @@ export class PolicyEngine implements Processor<'gatehouse-policy-engine'> {
       code: outcome.code,
       reason: POLICY_ERROR_REASON,
       policy: { name: outcome.policy, phase, channel },
-    });
+    }, startedAt);
     abort(POLICY_ERROR_REASON, { metadata: { code: outcome.code, phase, channel } });
   }
 

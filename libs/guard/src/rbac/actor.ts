@@ -41,6 +41,21 @@ export function actorFromRequestContext(requestContext: RequestContext | unknown
   return parseActor(readContextValue(requestContext, ACTOR_CONTEXT_KEY));
 }
 
+/** breakwater's name for the default actor lookup: `actorFromRequestContext`. */
+export const getActor: (requestContext: RequestContext | unknown) => Actor | undefined = actorFromRequestContext;
+
+/**
+ * A role label. Gatehouse roles are open strings matched exactly against `allowedRoles`; breakwater
+ * closed them to {@link ROLES}.
+ */
+export type Role = string;
+
+/** breakwater's built-in role vocabulary, for hosts that build their allowlists from it. */
+export const ROLES: readonly Role[] = Object.freeze(['admin', 'builder', 'operator', 'reviewer', 'viewer']);
+
+/** A permission identifier: `resource:action`, or breakwater's dotted `resource.action` (see `isPermissionIdentifier`). */
+export type Permission = string;
+
 export interface RoleGateOptions {
   /** Exact allowlist of roles for human callers; no hierarchy. */
   readonly allowedRoles: readonly string[];

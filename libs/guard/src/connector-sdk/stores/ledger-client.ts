@@ -1,4 +1,5 @@
 import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
+import { activeTraceContext, traceHeaders } from '@gatehouse/kafka';
 import { ConnectorPolicyError } from '../errors.js';
 import { type IdempotencyLookup, type IdempotencyReservation, type IdempotencyStore, type RateLimitAlgorithm, type RateLimitDecision, type RateLimitStore, type StoreScope } from '../types.js';
 
@@ -103,7 +104,8 @@ function caller(config: ClientConfig) {
     try {
       response = await config.transport(url, {
         method,
-        headers: { ...(method === 'POST' && { 'content-type': 'application/json' }), authorization: config.authorization },
+        // The ledger's span continues the tool call's trace (no header with the SDK off).
+        headers: { ...(method === 'POST' && { 'content-type': 'application/json' }), authorization: config.authorization, ...traceHeaders(activeTraceContext()) },
         ...(method === 'POST' && { body: JSON.stringify(tenant === undefined ? body : { ...body, tenant }) }),
         signal: AbortSignal.timeout(config.timeoutMs),
       });
@@ -169,6 +171,14 @@ function ledgerIdempotencyStore(send: ReturnType<typeof caller>, connectorId: st
   };
 }
 
+// Stores this module built: the single-tenant preset accepts only these as durable.
+const durableStores = new WeakSet<object>();
+
+/** True for a store `createLedgerStores` built (shared across processes through the ledger service). */
+export function isDurableStore(store: unknown): boolean {
+  return store !== null && typeof store === 'object' && durableStores.has(store);
+}
+
 /**
  * The durable stores: idempotency and shared budgets decided by the idempotency-ledger
  * service (the log is the arbiter there), as this agent (`apiKey`) and for the call's tenant.
@@ -187,5 +197,8 @@ export function createLedgerStores(options: LedgerClientOptions): { idempotencyS
       return { allowed: json['allowed'], remaining: json['remaining'], resetAt: json['resetAt'] };
     },
   };
-  return Object.freeze({ idempotencyStore: Object.freeze(ledgerIdempotencyStore(send, config.connectorId)), rateLimitStore: Object.freeze(rateLimitStore) });
+  const stores = Object.freeze({ idempotencyStore: Object.freeze(ledgerIdempotencyStore(send, config.connectorId)), rateLimitStore: Object.freeze(rateLimitStore) });
+  durableStores.add(stores.idempotencyStore);
+  durableStores.add(stores.rateLimitStore);
+  return stores;
 }
