@@ -1,8 +1,23 @@
 import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
-import { closeIfStartFails, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import {
+  closeIfStartFails,
+  DATA_SOURCE,
+  DEAD_LETTERS,
+  type DeadLetterPublisher,
+  foldProjection,
+  KAFKA,
+  KAFKA_ADMIN,
+  nestFoldLog,
+  ownerForwarderProvider,
+  PROJECTION_LOGS,
+  type ProjectionLogs,
+  type ServiceConfig,
+  ServiceRuntimeModule,
+} from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
+import { type DataSource } from 'typeorm';
 import { CompleteKeyController } from './complete-key/complete-key.http.controller.js';
 import { EchoController } from './echo/echo.http.controller.js';
 import { KeyExpiry } from './expire-keys/key-expiry.js';
@@ -14,8 +29,8 @@ import { GetKeyController } from './get-key/get-key.http.controller.js';
 import { LedgerExceptionFilter } from './http/ledger-exception.filter.js';
 import { type LedgerOptions, ledgerOptionsFromEnv } from './ledger-config.js';
 import { LedgerStatusController } from './ledger-status/ledger-status.http.controller.js';
-import { LEDGER_MIGRATIONS } from './projection/ledger-migrations.js';
-import { ledgerProjection } from './projection/ledger-projection.js';
+import { OpenApiController } from './openapi/openapi.http.controller.js';
+import { LEDGER_MIGRATIONS, ledgerProjection } from '@gatehouse/ledger-projection';
 import { ReconcileKeyController } from './reconcile-key/reconcile-key.http.controller.js';
 import { ReserveKeyController } from './reserve-key/reserve-key.http.controller.js';
 import { ResolveKeyController } from './resolve-key/resolve-key.http.controller.js';
@@ -41,6 +56,7 @@ export class LedgerModule implements OnModuleDestroy {
         ConsumeRateController,
         LedgerStatusController,
         EchoController,
+        OpenApiController,
       ],
       providers: [
         { provide: LEDGER_OPTIONS, useValue: options },
@@ -49,30 +65,31 @@ export class LedgerModule implements OnModuleDestroy {
         {
           provide: LEDGER_ENGINE,
           // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
-          inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS],
+          inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS, DATA_SOURCE],
           // The projection is bound to its topic's log first: rows of another log are dropped, and the
           // start-up replay writes them again from this one before anything is answered. A log that
           // changes under the running service stops the engine (a restart rebuilds).
-          useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
+          useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher, dataSource: DataSource) => {
+            const projection = await foldProjection(config, logs, dataSource, ledgerProjection(options.keyring), topicName('ledger', config.topicNamespace), {
+              onUnapplied: (poison) => deadLetters.publish(poison),
+            });
+            const engine = await LedgerEngine.start({
+              kafka,
+              namespace: config.topicNamespace,
+              signingKey: options.signingKey,
+              keyring: options.keyring,
+              ...projection,
+              decisionDeadlineMs: options.decisionDeadlineMs,
+              snapshotIntervalMs: config.foldSnapshotIntervalMs,
+              checkpointIntervalMs: options.checkpointIntervalMs,
+              log: nestFoldLog('ledger'),
+            });
             // Stopped again should a later provider fail to start (createServiceApp).
-            closeIfStartFails(
-              logs.stopOnChange(
-                await LedgerEngine.start({
-                  kafka,
-                  namespace: config.topicNamespace,
-                  signingKey: options.signingKey,
-                  keyring: options.keyring,
-                  projection: await logs.projectionWriter(ledgerProjection(options.keyring), topicName('ledger', config.topicNamespace), {
-                    onUnapplied: (poison) => deadLetters.publish(poison),
-                  }),
-                  decisionDeadlineMs: options.decisionDeadlineMs,
-                  snapshotIntervalMs: config.foldSnapshotIntervalMs,
-                  log: nestFoldLog('ledger'),
-                }),
-              ),
-              (engine) => engine.stop(),
-            ),
+            return closeIfStartFails(logs.stopOnChange(engine), (e) => e.stop());
+          },
         },
+        // A scaled-out replica answers a request for another replica's partition through its owner.
+        ownerForwarderProvider(config, ledgerProjection(options.keyring).name, topicName('ledger', config.topicNamespace), options.decisionDeadlineMs + 1_000),
         KeyExpiry,
         { provide: APP_FILTER, useClass: LedgerExceptionFilter },
       ],

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { assertSelfTrusted, GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
 import { principalListText } from '@gatehouse/service-runtime';
 import { type LedgerAgent, parseLedgerAgents } from './auth/agent-auth.js';
+import { DEFAULT_CHECKPOINT_INTERVAL_MS } from '@gatehouse/ledger-projection';
 
 /** Environment variables of the ledger service (besides the runtime's GATEHOUSE_*). */
 export const LEDGER_ENV = {
@@ -26,6 +27,12 @@ export const LEDGER_ENV = {
   retainCompletedMs: 'GATEHOUSE_LEDGER_RETAIN_COMPLETED_MS',
   /** How often the service looks for completed keys past the retention, ms (default 60000). */
   expirySweepMs: 'GATEHOUSE_LEDGER_EXPIRY_SWEEP_MS',
+  /**
+   * Time between two checkpoints of the ledger's state into its topic, ms (default 3600000, one
+   * hour). They let the topic delete records by time (it must keep two intervals or two days, whichever is longer); 0
+   * writes none, and then the topic must keep every record for ever.
+   */
+  checkpointIntervalMs: 'GATEHOUSE_LEDGER_CHECKPOINT_MS',
 } as const;
 
 /** An operator allowed to resolve ambiguous keys. Only a digest of the token is kept. */
@@ -48,6 +55,8 @@ export interface LedgerOptions {
   readonly retainCompletedMs?: number;
   /** How often expired keys are looked for, ms. */
   readonly expirySweepMs?: number;
+  /** Time between two checkpoints of the state into the log, ms; 0: none. */
+  readonly checkpointIntervalMs: number;
   /** Signs every ledger event (GATEHOUSE_SIGNING_KEY_FILE, GATEHOUSE_SIGNING_KEY_ID). */
   readonly signingKey: SigningKey;
   /** The ledger keys the fold trusts (GATEHOUSE_TRUSTED_KEYS_FILE): this service's own, and others' during a rotation. */
@@ -103,6 +112,11 @@ export function ledgerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ledg
   }
   const sweep = Number(env[LEDGER_ENV.expirySweepMs] ?? 60_000);
   if (!Number.isInteger(sweep) || sweep < 100 || sweep > 86_400_000) throw invalid(LEDGER_ENV.expirySweepMs, 'must be a whole number of milliseconds between 100 and 86400000');
+  const checkpoint = env[LEDGER_ENV.checkpointIntervalMs];
+  const checkpointIntervalMs = checkpoint === undefined || checkpoint === '' ? DEFAULT_CHECKPOINT_INTERVAL_MS : Number(checkpoint);
+  if (!Number.isSafeInteger(checkpointIntervalMs) || (checkpointIntervalMs !== 0 && (checkpointIntervalMs < 1_000 || checkpointIntervalMs > 7 * 86_400_000))) {
+    throw invalid(LEDGER_ENV.checkpointIntervalMs, 'must be 0 or a whole number of milliseconds between 1000 and 604800000');
+  }
   const signingKey = signingKeyFromEnv('ledger', env);
   const keyring = keyringFromEnv(env);
   assertSelfTrusted(signingKey, keyring);
@@ -113,6 +127,7 @@ export function ledgerOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ledg
     maxPendingKeys: bound(env, LEDGER_ENV.maxPendingKeys, DEFAULT_MAX_PENDING_KEYS),
     maxBudgets: bound(env, LEDGER_ENV.maxBudgets, DEFAULT_MAX_BUDGETS),
     decisionDeadlineMs: deadline,
+    checkpointIntervalMs,
     ...(retainCompletedMs === undefined ? {} : { retainCompletedMs, expirySweepMs: sweep }),
     signingKey,
     keyring,

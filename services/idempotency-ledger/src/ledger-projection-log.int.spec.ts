@@ -7,7 +7,7 @@ import { topicName } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
 import { type Kafka } from 'kafkajs';
 import { DataSource } from 'typeorm';
-import { ledgerProjection } from './projection/ledger-projection.js';
+import { ledgerProjection } from '@gatehouse/ledger-projection';
 import { type LedgerApp, startLedgerApp } from './testing/ledger-app.js';
 import { createTestDatabase, type TestDatabase } from './testing/test-database.js';
 

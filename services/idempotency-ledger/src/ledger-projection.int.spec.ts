@@ -6,7 +6,7 @@ import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testi
 import { type Kafka } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { compareProjections, rebuildProjection } from '@gatehouse/service-runtime';
-import { ledgerProjection } from './projection/ledger-projection.js';
+import { ledgerProjection } from '@gatehouse/ledger-projection';
 import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 
 const LEDGER_PROJECTION = ledgerProjection(TEST_KEYRING);

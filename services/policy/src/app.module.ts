@@ -10,7 +10,8 @@ import { PolicyEngine } from './engine/policy-engine.js';
 import { PolicyExceptionFilter } from './http/policy-exception.filter.js';
 import { type PolicyOptions, policyOptionsFromEnv } from './policy-config.js';
 import { PolicyStatusController } from './policy-status.http.controller.js';
-import { POLICY_MIGRATIONS, policyProjection } from './projection/policy-projection.js';
+import { OpenApiController } from './openapi/openapi.http.controller.js';
+import { POLICY_MIGRATIONS, policyProjection } from '@gatehouse/policy-projection';
 import { PublishVersionController } from './publish-version/publish-version.http.controller.js';
 import { ReadVersionsController } from './read-versions/read-versions.http.controller.js';
 import { POLICY_DECISIONS, POLICY_ENGINE, POLICY_EVALUATOR, POLICY_OPTIONS } from './tokens.js';
@@ -28,7 +29,7 @@ export class PolicyModule implements OnModuleDestroy {
     return {
       module: PolicyModule,
       imports: [ServiceRuntimeModule.forRoot({ config, migrations: POLICY_MIGRATIONS })],
-      controllers: [PublishVersionController, ReadVersionsController, DecideController, PolicyStatusController],
+      controllers: [PublishVersionController, ReadVersionsController, DecideController, PolicyStatusController, OpenApiController],
       providers: [
         { provide: POLICY_OPTIONS, useValue: options },
         {

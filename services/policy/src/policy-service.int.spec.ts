@@ -9,7 +9,7 @@ import { firstValueFrom } from 'rxjs';
 import { kafkaUserEnv, provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { compareProjections, openServiceDatabase, rebuildProjection } from '@gatehouse/service-runtime';
 import { createTestDatabase, type TestDatabase } from '@gatehouse/service-runtime/testing';
-import { policyProjection } from './projection/policy-projection.js';
+import { policyProjection } from '@gatehouse/policy-projection';
 import { type Kafka } from 'kafkajs';
 import { bearer, type PolicyApp, startPolicyApp, testOperator } from './testing/policy-app.js';
 

@@ -15,7 +15,7 @@ import { createKafkaClient, EventProducer, kafkaConfigFromEnv, provisionTopics }
 import { appendRepeated } from '@gatehouse/kafka/testing';
 import { runColdStartBench } from '@gatehouse/service-runtime/testing';
 import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
-import { ledgerMeta } from '../ledger-events.js';
+import { ledgerMeta } from '@gatehouse/ledger-projection';
 
 const LIVE = 50;
 const RETAIN_MS = 1_000;

@@ -6,7 +6,7 @@
 // Exit status: 0 rebuilt (and equal), 1 not equal, 2 failed.
 import { keyringFromEnv } from '@gatehouse/contracts';
 import { replayCliMain, SERVICES } from '@gatehouse/service-runtime';
-import { ledgerProjection } from '../projection/ledger-projection.js';
+import { ledgerProjection } from '@gatehouse/ledger-projection';
 
 // The keyring decides which events count, exactly as in the live service (GATEHOUSE_TRUSTED_KEYS_FILE).
 await replayCliMain(SERVICES['idempotency-ledger'], ledgerProjection(keyringFromEnv()));

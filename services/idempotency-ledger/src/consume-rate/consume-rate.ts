@@ -3,10 +3,10 @@ import { createEvent, LedgerRateConsumedV1 } from '@gatehouse/contracts';
 import { ledgerBudgetKeyOf } from '@gatehouse/ledger';
 import { z } from 'zod';
 import { type Caller, TenantName } from '../auth/agent-auth.js';
-import { type LedgerPort } from '../engine/ledger-port.js';
+import { type LedgerPort, reachedBound } from '../engine/ledger-port.js';
 import { LedgerError, ok, type Outcome, refused } from '../errors.js';
 import { LedgerKeyField } from '../http/request-fields.js';
-import { ledgerMeta } from '../ledger-events.js';
+import { ledgerMeta } from '@gatehouse/ledger-projection';
 
 /** The algorithms the contract knows, so the API never accepts one the fold cannot apply. */
 const Algorithm = LedgerRateConsumedV1.shape.payload.shape.algorithm;
@@ -43,7 +43,7 @@ export interface ConsumeRateAnswer {
  */
 export async function consumeRate(ledger: LedgerPort, caller: Caller, request: ConsumeRateRequest, maxBudgets: number): Promise<Outcome<ConsumeRateAnswer>> {
   const budgetKey = ledgerBudgetKeyOf(caller.tenant, request.budgetKey);
-  if (ledger.budget(budgetKey) === undefined && ledger.budgetsOf(caller.principal) >= maxBudgets) return refused('LEDGER.BUDGET_LIMIT');
+  if (ledger.budget(budgetKey) === undefined && reachedBound(ledger.budgetsOf(caller.principal, budgetKey), maxBudgets)) return refused('LEDGER.BUDGET_LIMIT');
   const { algorithm, count, windowMs } = request;
   const payload = { budgetKey, claimId: randomUUID(), algorithm, count, windowMs, principal: caller.principal };
   const verdict = await ledger.decide(createEvent(LedgerRateConsumedV1, ledgerMeta(budgetKey, caller.tenant), payload));

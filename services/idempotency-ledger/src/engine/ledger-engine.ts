@@ -1,10 +1,9 @@
 import { createEvent, type Keyring, LedgerKeyExpiredV1, LedgerKeyFailedV1, signEvent, type SigningKey, topicName } from '@gatehouse/contracts';
-import { assertTopicRetention, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
+import { assertTopicRetention, type FoldLog, type FoldProjection, type FoldStatus, partitionCount, type ServiceFold, type ServiceFoldOptions, startServiceFold } from '@gatehouse/kafka';
 import { type BudgetState, type KeyState, type LedgerEvent, type LedgerState, type Verdict } from '@gatehouse/ledger';
 import { type Kafka } from 'kafkajs';
 import { LedgerError } from '../errors.js';
-import { LEDGER_SOURCE, ledgerMeta } from '../ledger-events.js';
-import { ledgerProjection } from '../projection/ledger-projection.js';
+import { CHECKPOINT_REFRESH_MS, checkpointRetentionNeedMs, DEFAULT_CHECKPOINT_INTERVAL_MS, LEDGER_SNAPSHOT_VERSION, LEDGER_SOURCE, ledgerCheckpointEvents, ledgerMeta, ledgerProjection } from '@gatehouse/ledger-projection';
 import { type LedgerPort } from './ledger-port.js';
 
 /** A structured log line; never carries request or record values. */
@@ -30,6 +29,19 @@ export interface LedgerEngineOptions {
   readonly replayBatchSize?: number;
   /** Least time between two snapshots of the fold, ms (see `FoldEngineOptions`). */
   readonly snapshotIntervalMs?: number;
+  /**
+   * Time between two checkpoints of the fold's state into the ledger topic, ms (one is also
+   * written once the start-up read is done). Default 1 hour. They are what lets the topic delete
+   * records by time: the service refuses a topic that keeps less than `checkpointRetentionNeedMs`.
+   * 0 writes none, and then the topic must keep every record for ever.
+   */
+  readonly checkpointIntervalMs?: number;
+  /**
+   * Scale-out (issue 19): the replicas share the topic's partitions through one consumer group and
+   * this replica folds only its own (`OwnedFoldEngine`); each partition's projection rows come from
+   * `projectionOf`, fenced by `owners`. Without it, this replica folds every partition.
+   */
+  readonly owned?: Omit<NonNullable<ServiceFoldOptions<'ledger', LedgerState, Verdict>['owned']>, 'group'>;
   readonly log?: LedgerLog;
 }
 
@@ -42,6 +54,8 @@ export interface LedgerStatus extends FoldStatus {
   readonly untrustedGrants: number;
   /** Completed keys this replica expired (retention) since it started. */
   readonly keysExpired: number;
+  /** Checkpoints of the state this replica wrote into the log, and when the last was acknowledged. */
+  readonly checkpoints: { readonly written: number; readonly failed: number; readonly lastAt?: string };
 }
 
 /** Most expiries one sweep appends; the next sweep takes the rest. */
@@ -65,7 +79,14 @@ export class LedgerEngine implements LedgerPort {
   private readonly claimsInFlight = new Map<string, number>();
   private readonly budgetsInFlight = new Map<string, number>();
   private readonly inFlight = new Map<string, { readonly counts: Map<string, number>; readonly principal: string }>();
-  private engine!: FoldEngine<'ledger', LedgerState, Verdict>;
+  private engine!: ServiceFold<'ledger', LedgerState, Verdict>;
+  private partitions = 1;
+  private topic = '';
+  private checkpointTimer: NodeJS.Timeout | undefined;
+  private checkpointing: Promise<void> | undefined;
+  private readonly checkpointsDone = { written: 0, failed: 0, lastAt: undefined as string | undefined };
+  /** Per partition, the offset after this replica's last checkpoint of it, and when that was written. */
+  private readonly lastCheckpoint = new Map<number, { readonly end: bigint; readonly at: number }>();
 
   private constructor(
     private readonly log: LedgerLog,
@@ -75,21 +96,76 @@ export class LedgerEngine implements LedgerPort {
   /** Replays the ledger topic, starts tailing it and returns the running engine. */
   static async start(options: LedgerEngineOptions): Promise<LedgerEngine> {
     const ledger = new LedgerEngine(options.log ?? (() => undefined), options.signingKey);
-    // An open or ambiguous key has no end in time: a topic that deletes records could drop the
-    // reservation that stops a second execution. Refused before anything is read.
-    await assertTopicRetention(options.kafka, topicName('ledger', options.namespace), 'forever');
-    ledger.engine = await FoldEngine.start({
-      ...options,
-      topicId: 'ledger',
-      fold: ledgerProjection(options.keyring).fold,
+    const topic = topicName('ledger', options.namespace);
+    const intervalMs = options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
+    // An open or ambiguous key has no end in time: the topic may delete records only when
+    // checkpoints of the state outlive them (two intervals, and two refreshes of an unchanged
+    // partition: one to write the next, one to spare). A topic that could delete the reservation
+    // that stops a second execution is refused before anything is read.
+    await assertTopicRetention(options.kafka, topic, intervalMs > 0 ? { atLeastMs: checkpointRetentionNeedMs(intervalMs) } : 'forever');
+    ledger.partitions = await partitionCount(options.kafka, topic);
+    ledger.topic = topic;
+    const spec = ledgerProjection(options.keyring);
+    const { owned, ...rest } = options;
+    const common = {
+      ...rest,
+      topicId: 'ledger' as const,
+      fold: spec.fold,
+      checkpoints: spec.checkpoints?.(options.kafka, options.namespace),
       untrusted: { keyring: options.keyring, source: LEDGER_SOURCE },
       // Its security reports are the ledger service's: signed checkpoints say so (attack 6).
       auditKey: options.signingKey,
-      onApplied: (record) => ledger.settle(record.event.id),
-      unavailable: (reason, cause) => new LedgerError('LEDGER.UNAVAILABLE', { reason }, cause),
-      onAbandoned: (event, verdict) => ledger.release(event, verdict),
-    });
+      onApplied: (record: { readonly event: { readonly id: string } }) => ledger.settle(record.event.id),
+      unavailable: (reason: string, cause?: unknown) => new LedgerError('LEDGER.UNAVAILABLE', { reason }, cause),
+      onAbandoned: (event: LedgerEvent, verdict: Verdict) => ledger.release(event, verdict),
+    };
+    ledger.engine = await startServiceFold({ ...common, ...(owned && { owned: { ...owned, group: 'ledger-fold' } }) });
+    if (intervalMs > 0) {
+      ledger.checkpointTimer = setInterval(() => void ledger.writeCheckpoint({ changedOnly: true }), intervalMs);
+      ledger.checkpointTimer.unref();
+      // The state the start read goes into the log at once (a service restarted more often than
+      // the interval still leaves checkpoints); an empty one has nothing the log could lose. (A
+      // scaled-out replica's partitions arrive later; the timer writes theirs.)
+      if (ledger.engine.parts().some(({ state }) => state.keys.size + state.budgets.size > 0)) void ledger.writeCheckpoint();
+    }
     return ledger;
+  }
+
+  /**
+   * Appends a checkpoint of each partition's state (read at once, between two records) to that
+   * partition; resolves when the broker has them, or one failed (logged; the next interval writes
+   * again). `changedOnly` (the timer's): only the partitions with records since this replica's last
+   * checkpoint of them, or whose last one is older than CHECKPOINT_REFRESH_MS. One at a time: a slow
+   * write is not doubled.
+   */
+  writeCheckpoint(options: { readonly changedOnly?: boolean } = {}): Promise<void> {
+    if (this.engine.phase !== 'running') return Promise.resolve();
+    this.checkpointing ??= (async () => {
+      const now = Date.now();
+      const cuts = this.engine.parts().map((part) => ({ partitions: part.partitions, cut: part.cut() }));
+      const due = (partition: number, offsets: ReadonlyMap<number, bigint>) => {
+        const last = this.lastCheckpoint.get(partition);
+        return !options.changedOnly || last === undefined || (offsets.get(partition) ?? 0n) > last.end || now - last.at >= CHECKPOINT_REFRESH_MS;
+      };
+      const writes = cuts.flatMap(({ partitions, cut }) => {
+        const only = partitions.filter((partition) => due(partition, cut.offsets));
+        return only.length === 0 ? [] : [...ledgerCheckpointEvents(cut, { topic: this.topic, partitions: this.partitions, fold: LEDGER_SNAPSHOT_VERSION, signingKey: this.signingKey, only })];
+      });
+      if (writes.length === 0) return;
+      try {
+        for (const [partition, events] of writes) {
+          let end = 0n;
+          for (const event of events) end = BigInt((await this.engine.append(event)).offset) + 1n;
+          this.lastCheckpoint.set(partition, { end, at: now });
+        }
+        this.checkpointsDone.written += 1;
+        this.checkpointsDone.lastAt = new Date().toISOString();
+      } catch {
+        this.checkpointsDone.failed += 1;
+        this.log('warn', 'could not write a checkpoint of the ledger state; the next interval writes again', { code: 'LEDGER.CHECKPOINT_FAILED' });
+      }
+    })().finally(() => (this.checkpointing = undefined));
+    return this.checkpointing;
   }
 
   /**
@@ -108,19 +184,21 @@ export class LedgerEngine implements LedgerPort {
   }
 
   key(key: string): KeyState | undefined {
-    return this.engine.state.keys.get(key);
+    return this.engine.stateFor(key).state.keys.get(key);
   }
 
   budget(budgetKey: string): BudgetState | undefined {
-    return this.engine.state.budgets.get(budgetKey);
+    return this.engine.stateFor(budgetKey).state.budgets.get(budgetKey);
   }
 
-  openKeys(principal: string): number {
-    return (this.engine.state.openKeysByPrincipal.get(principal) ?? 0) + (this.claimsInFlight.get(principal) ?? 0);
+  openKeys(principal: string, key: string): { readonly held: number; readonly share: number } {
+    const { state, share } = this.engine.stateFor(key);
+    return { held: (state.openKeysByPrincipal.get(principal) ?? 0) + (this.claimsInFlight.get(principal) ?? 0), share };
   }
 
-  budgetsOf(principal: string): number {
-    return (this.engine.state.budgetsByPrincipal.get(principal) ?? 0) + (this.budgetsInFlight.get(principal) ?? 0);
+  budgetsOf(principal: string, budgetKey: string): { readonly held: number; readonly share: number } {
+    const { state, share } = this.engine.stateFor(budgetKey);
+    return { held: (state.budgetsByPrincipal.get(principal) ?? 0) + (this.budgetsInFlight.get(principal) ?? 0), share };
   }
 
   /** Which in-flight count `event` adds to while it is decided, if any. */
@@ -128,20 +206,32 @@ export class LedgerEngine implements LedgerPort {
     if ((event.type === 'LedgerKeyReserved' || event.type === 'LedgerKeyTakenOver') && event.payload.principal !== undefined) {
       return { counts: this.claimsInFlight, principal: event.payload.principal };
     }
-    if (event.type === 'LedgerRateConsumed' && event.payload.principal !== undefined && !this.engine.state.budgets.has(event.payload.budgetKey)) {
+    if (event.type === 'LedgerRateConsumed' && event.payload.principal !== undefined && this.budget(event.payload.budgetKey) === undefined) {
       return { counts: this.budgetsInFlight, principal: event.payload.principal };
     }
     return undefined;
   }
 
-  /** The fold's state (read only: the engine owns it). */
+  /** The fold's state (read only: the engine owns it): every partition this replica holds, together. */
   view(): {
     readonly keys: ReadonlyMap<string, KeyState>;
     readonly budgets: ReadonlyMap<string, BudgetState>;
     readonly openKeysByPrincipal: ReadonlyMap<string, number>;
     readonly budgetsByPrincipal: ReadonlyMap<string, number>;
   } {
-    return this.engine.state;
+    const parts = this.engine.parts();
+    if (parts.length === 1 && parts[0]) return parts[0].state;
+    const counts = (pick: (state: LedgerState) => ReadonlyMap<string, number>) => {
+      const sum = new Map<string, number>();
+      for (const { state } of parts) for (const [k, n] of pick(state)) sum.set(k, (sum.get(k) ?? 0) + n);
+      return sum;
+    };
+    return {
+      keys: new Map(parts.flatMap(({ state }) => [...state.keys])),
+      budgets: new Map(parts.flatMap(({ state }) => [...state.budgets])),
+      openKeysByPrincipal: counts((state) => state.openKeysByPrincipal),
+      budgetsByPrincipal: counts((state) => state.budgetsByPrincipal),
+    };
   }
 
   /** The event `eventId` is no longer on its way: the fold applied it, or its writer gave up. */
@@ -168,8 +258,18 @@ export class LedgerEngine implements LedgerPort {
   }
 
   status(): LedgerStatus {
-    const state = this.engine.state;
-    return { ...this.engine.status(), keys: state.keys.size, budgets: state.budgets.size, orphansReleased: this.orphans, untrustedGrants: state.untrusted.count, keysExpired: this.expired };
+    const parts = this.engine.parts();
+    const sum = (pick: (state: LedgerState) => number) => parts.reduce((n, { state }) => n + pick(state), 0);
+    const { written, failed, lastAt } = this.checkpointsDone;
+    return {
+      ...this.engine.status(),
+      keys: sum((state) => state.keys.size),
+      budgets: sum((state) => state.budgets.size),
+      orphansReleased: this.orphans,
+      untrustedGrants: sum((state) => state.untrusted.count),
+      keysExpired: this.expired,
+      checkpoints: { written, failed, ...(lastAt !== undefined && { lastAt }) },
+    };
   }
 
   /**
@@ -182,10 +282,13 @@ export class LedgerEngine implements LedgerPort {
     if (this.engine.phase !== 'running') return 0;
     const before = now - retainMs;
     const due: string[] = [];
-    for (const [key, state] of this.engine.state.keys) {
-      if (state.status === 'completed' && state.completedAt < before) due.push(key);
-      if (due.length >= EXPIRY_BATCH) break;
+    for (const part of this.engine.parts()) {
+      for (const [key, state] of part.state.keys) {
+        if (state.status === 'completed' && state.completedAt < before) due.push(key);
+        if (due.length >= EXPIRY_BATCH) break;
+      }
     }
+    due.splice(EXPIRY_BATCH);
     const verdicts = await Promise.all(due.map((key) => this.decide(createEvent(LedgerKeyExpiredV1, ledgerMeta(key), { key, before })).catch(() => undefined)));
     const expired = verdicts.filter((v) => v?.kind === 'accepted').length;
     this.expired += expired;
@@ -194,7 +297,9 @@ export class LedgerEngine implements LedgerPort {
   }
 
   /** Stops tailing and appending; waiting writers get LEDGER.UNAVAILABLE. Safe to call twice. */
-  stop(): Promise<void> {
-    return this.engine.stop();
+  async stop(): Promise<void> {
+    clearInterval(this.checkpointTimer);
+    await this.checkpointing;
+    await this.engine.stop();
   }
 }

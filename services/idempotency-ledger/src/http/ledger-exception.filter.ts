@@ -1,5 +1,5 @@
-import { type ArgumentsHost, Catch, Inject } from '@nestjs/common';
-import { errorResponse as sharedErrorResponse, GatehouseExceptionFilter } from '@gatehouse/service-runtime';
+import { type ArgumentsHost, Catch, Inject, Optional } from '@nestjs/common';
+import { errorResponse as sharedErrorResponse, GatehouseExceptionFilter, OWNER_FORWARDER, type OwnerForwarder } from '@gatehouse/service-runtime';
 import { type LedgerCode, LedgerError } from '../errors.js';
 import { LEDGER_REFUSALS } from '../tokens.js';
 import { type LedgerRefusals } from './refusals.js';
@@ -37,9 +37,12 @@ const MAPPING = { statusByCode: STATUS_BY_CODE, internal: { code: 'LEDGER.INTERN
 /** Every error of every route leaves through here, as JSON with a stable code; refusals of a caller are counted. */
 @Catch()
 export class LedgerExceptionFilter extends GatehouseExceptionFilter {
-  constructor(@Inject(LEDGER_REFUSALS) private readonly refusals: LedgerRefusals) {
+  constructor(
+    @Inject(LEDGER_REFUSALS) private readonly refusals: LedgerRefusals,
+    @Optional() @Inject(OWNER_FORWARDER) forwarder?: OwnerForwarder,
+  ) {
     // LEDGER.UNAVAILABLE is expected under load: the caller fails closed and retries.
-    super(MAPPING, 'ledger-http', new Set(['LEDGER.UNAVAILABLE']));
+    super(MAPPING, 'ledger-http', new Set(['LEDGER.UNAVAILABLE']), forwarder);
   }
 
   override catch(exception: unknown, host: ArgumentsHost): void {

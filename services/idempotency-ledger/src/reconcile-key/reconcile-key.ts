@@ -5,7 +5,7 @@ import { type Caller, TenantName } from '../auth/agent-auth.js';
 import { type LedgerPort } from '../engine/ledger-port.js';
 import { codeForRejection, ok, type Outcome, refused } from '../errors.js';
 import { LeaseTokenField, LedgerKeyField, ResultField } from '../http/request-fields.js';
-import { ledgerMeta } from '../ledger-events.js';
+import { ledgerMeta } from '@gatehouse/ledger-projection';
 
 export const ReconcileKeyRequest = z.object({
   tenant: TenantName.optional(),

@@ -5,7 +5,7 @@ import { ledgerKeyOf } from '@gatehouse/ledger';
 import { type Caller } from '../auth/agent-auth.js';
 import { completeKey as completeAs } from '../complete-key/complete-key.js';
 import { failKey as failAs } from '../fail-key/fail-key.js';
-import { ledgerMeta } from '../ledger-events.js';
+import { ledgerMeta } from '@gatehouse/ledger-projection';
 import { InMemoryLedger } from '../testing/in-memory-ledger.js';
 import { reserveKey as reserveAs, type ReserveKeyAnswer, type ReserveKeyRequest } from './reserve-key.js';
 

@@ -3,10 +3,10 @@ import { createEvent, type JsonValue, LedgerKeyReservedV1, LedgerKeyTakenOverV1 
 import { isStale, type KeyState, ledgerKeyOf } from '@gatehouse/ledger';
 import { z } from 'zod';
 import { type Caller, TenantName } from '../auth/agent-auth.js';
-import { type Clock, type LedgerPort } from '../engine/ledger-port.js';
+import { type Clock, type LedgerPort, reachedBound } from '../engine/ledger-port.js';
 import { ok, type Outcome, refused } from '../errors.js';
 import { IdentifierField, LedgerKeyField } from '../http/request-fields.js';
-import { ledgerMeta } from '../ledger-events.js';
+import { ledgerMeta } from '@gatehouse/ledger-projection';
 
 /** At most a week: a holder that needs longer should not hold a key. */
 const MAX_PENDING_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -78,7 +78,7 @@ export async function reserveKey(ledger: LedgerPort, caller: Caller, request: Re
     const current = ledger.key(key);
     const known = answerFromState(current, context.clock.now());
     if (known) return ok(known);
-    if (addsToHeld(current, caller.principal) && ledger.openKeys(caller.principal) >= context.maxPendingKeys) return refused('LEDGER.PENDING_LIMIT');
+    if (addsToHeld(current, caller.principal) && reachedBound(ledger.openKeys(caller.principal, key), context.maxPendingKeys)) return refused('LEDGER.PENDING_LIMIT');
     const leaseToken = randomUUID();
     const meta = ledgerMeta(key, caller.tenant);
     const { connectorId, holder, pendingTtlMs } = request;

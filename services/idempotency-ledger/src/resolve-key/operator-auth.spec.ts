@@ -63,6 +63,13 @@ describe('operator tokens', () => {
         expect(() => ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.retainCompletedMs]: bad })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID', details: { variable: LEDGER_ENV.retainCompletedMs } }));
       }
       expect(() => ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.retainCompletedMs]: '86400000', [LEDGER_ENV.expirySweepMs]: '10' })).toThrow(expect.objectContaining({ details: { variable: LEDGER_ENV.expirySweepMs } }));
+      // Checkpoints into the log: hourly unless configured, 0 for none, otherwise a second to a week.
+      expect(ledgerOptionsFromEnv(keys.env).checkpointIntervalMs).toBe(3_600_000);
+      expect(ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.checkpointIntervalMs]: '0' }).checkpointIntervalMs).toBe(0);
+      expect(ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.checkpointIntervalMs]: '600000' }).checkpointIntervalMs).toBe(600_000);
+      for (const bad of ['999', '604800001', '1.5', 'hourly', '-1']) {
+        expect(() => ledgerOptionsFromEnv({ ...keys.env, [LEDGER_ENV.checkpointIntervalMs]: bad })).toThrow(expect.objectContaining({ code: 'CONFIG.INVALID', details: { variable: LEDGER_ENV.checkpointIntervalMs } }));
+      }
       // A signing key the service's own keyring does not trust would make every grant it writes void.
       const untrusted = signingEnv(TEST_KEYS.ledger, [TEST_KEYS.approval]);
       try {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { type LedgerPort } from '../engine/ledger-port.js';
 import { codeForRejection, ok, type Outcome, refused } from '../errors.js';
 import { ResultField } from '../http/request-fields.js';
-import { ledgerMeta } from '../ledger-events.js';
+import { ledgerMeta } from '@gatehouse/ledger-projection';
 import { type Operator } from './operator-auth.js';
 
 export const ResolveKeyRequest = z

@@ -27,12 +27,12 @@ export class InMemoryLedger implements LedgerPort, Clock {
   }
 
   // `decide` applies at once: nothing is ever in flight here.
-  openKeys(principal: string): number {
-    return this.state.openKeysByPrincipal.get(principal) ?? 0;
+  openKeys(principal: string): { readonly held: number; readonly share: number } {
+    return { held: this.state.openKeysByPrincipal.get(principal) ?? 0, share: 1 };
   }
 
-  budgetsOf(principal: string): number {
-    return this.state.budgetsByPrincipal.get(principal) ?? 0;
+  budgetsOf(principal: string): { readonly held: number; readonly share: number } {
+    return { held: this.state.budgetsByPrincipal.get(principal) ?? 0, share: 1 };
   }
 
   /** Applies an event as if another writer had appended it. */

@@ -5,10 +5,11 @@ import { type Keyring, type SigningKey } from '@gatehouse/contracts';
 import { ledgerKeyOf } from '@gatehouse/ledger';
 import { TEST_KEYRING, TEST_KEYS } from '@gatehouse/contracts/testing';
 import { createServiceApp, serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
-import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
+import { freePort, type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
 
 export type { HttpAnswer } from '@gatehouse/service-runtime/testing';
 import { LedgerModule } from '../app.module.js';
+import { DEFAULT_CHECKPOINT_INTERVAL_MS } from '@gatehouse/ledger-projection';
 import { type LedgerEngine } from '../engine/ledger-engine.js';
 import { parseLedgerAgents } from '../auth/agent-auth.js';
 import { DEFAULT_MAX_BUDGETS, DEFAULT_MAX_PENDING_KEYS, LEDGER_ENV, type LedgerOptions, parseOperatorTokens } from '../ledger-config.js';
@@ -49,6 +50,10 @@ export interface LedgerAppOptions {
   readonly agents?: readonly TestLedgerAgent[];
   readonly maxPendingKeys?: number;
   readonly maxBudgets?: number;
+  /** Time between two checkpoints of the state into the log, ms (default: the service's, one hour; 0: none). */
+  readonly checkpointIntervalMs?: number;
+  /** A scaled-out replica (GATEHOUSE_SCALE_OUT=partitions) of this name: it folds only the partitions its group gives it. */
+  readonly replica?: string;
 }
 
 /**
@@ -67,12 +72,15 @@ export interface LedgerApp extends HttpClient {
 
 /** Boots the ledger service's Nest module against `namespace` and the given database/schema. */
 export async function startLedgerApp(options: LedgerAppOptions): Promise<LedgerApp> {
+  // A replica must know its port before it starts: it is the address other replicas forward to.
+  const port = options.replica === undefined ? 0 : await freePort();
   const base = serviceConfigFromEnv(SERVICES['idempotency-ledger'], {
     ...process.env,
     GATEHOUSE_TOPIC_NAMESPACE: options.namespace,
     GATEHOUSE_DATABASE_URL: options.databaseUrl,
+    ...(options.replica !== undefined && { GATEHOUSE_SCALE_OUT: 'partitions', GATEHOUSE_REPLICA_ID: options.replica, GATEHOUSE_PORT: String(port) }),
   });
-  const config = { ...base, port: 0, database: { ...base.database, schema: options.schema } };
+  const config = { ...base, port, database: { ...base.database, schema: options.schema } };
   const agents = options.agents ?? [testLedgerAgent(['acme'], 'agent:test')];
   const [agent] = agents;
   if (!agent) throw new TypeError('startLedgerApp: at least one agent');
@@ -82,12 +90,13 @@ export async function startLedgerApp(options: LedgerAppOptions): Promise<LedgerA
     maxPendingKeys: options.maxPendingKeys ?? DEFAULT_MAX_PENDING_KEYS,
     maxBudgets: options.maxBudgets ?? DEFAULT_MAX_BUDGETS,
     decisionDeadlineMs: options.decisionDeadlineMs ?? 5_000,
+    checkpointIntervalMs: options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
     ...(options.retainCompletedMs === undefined ? {} : { retainCompletedMs: options.retainCompletedMs, expirySweepMs: options.expirySweepMs ?? 200 }),
     signingKey: options.signingKey ?? TEST_KEYS.ledger,
     keyring: options.keyring ?? TEST_KEYRING,
   };
   const app = await createServiceApp(LedgerModule.forRoot(config, ledgerOptions), { logger: ['error'] });
-  const anonymous = httpClient(await listenOnLoopback(app));
+  const anonymous = httpClient(await listenOnLoopback(app, port));
   const engine = app.get<LedgerEngine>(LEDGER_ENGINE);
   return {
     baseUrl: anonymous.baseUrl,

@@ -7,7 +7,7 @@
 // Exit status: 0 rebuilt (and equal), 1 not equal, 2 failed.
 import { keyringFromEnv } from '@gatehouse/contracts';
 import { replayCliMain, SERVICES } from '@gatehouse/service-runtime';
-import { policyProjection } from '../projection/policy-projection.js';
+import { policyProjection } from '@gatehouse/policy-projection';
 
 // The keyring decides which publications count, exactly as in the live service (GATEHOUSE_TRUSTED_KEYS_FILE).
 await replayCliMain(SERVICES['policy'], policyProjection(keyringFromEnv()));

@@ -1,5 +1,6 @@
 import { createEvent, DecisionRecordedV1, type DecisionOutcome, JsonValueSchema } from '@gatehouse/contracts';
 import { createGatekeeper, type Gatekeeper, type GatekeeperContext, type GatekeeperDecision, type GatekeeperExplanation } from '@gatehouse/guard/gatekeeper';
+import { activeTraceContext } from '@gatehouse/kafka';
 import { type PublishedBundle } from '@gatehouse/policies';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -75,9 +76,11 @@ export class PolicyDecisions {
     const ctx: GatekeeperContext = { identity: attributedIdentity(attribution, request.identity), call: request.call, input: request.input };
     const decision = this.gatekeeper(policySetId, request.revision).evaluate(ctx);
     const decisionId = randomUUID();
+    // The record joins the trace of the request that asked for it (none with the SDK off).
+    const trace = activeTraceContext();
     const event = createEvent(
       DecisionRecordedV1,
-      { source: POLICY_SOURCE, tenant: attribution.tenant, subject: decisionId },
+      { source: POLICY_SOURCE, tenant: attribution.tenant, subject: decisionId, ...(trace && { trace }) },
       {
         decisionId,
         boundary: 'policy',

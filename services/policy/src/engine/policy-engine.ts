@@ -3,7 +3,7 @@ import { FoldEngine, type FoldLog, type FoldProjection } from '@gatehouse/kafka'
 import { bundleDigest, type PolicyBundlesState, type PolicyVerdict, type PublishedBundle, versionKey } from '@gatehouse/policies';
 import { type Kafka } from 'kafkajs';
 import { PolicyError } from '../errors.js';
-import { policyProjection } from '../projection/policy-projection.js';
+import { policyProjection } from '@gatehouse/policy-projection';
 
 export const POLICY_SOURCE = 'service:policy';
 

@@ -11,7 +11,7 @@ import { POLICY_ENGINE, POLICY_OPTIONS } from '../tokens.js';
 import { type VersionView, viewOf } from '../read-versions/version-view.js';
 
 /** `{ document }` (the bundle as YAML or JSON text) or `{ bundle }` (as a JSON object). */
-const PublishBody = z.union([z.strictObject({ document: z.string().min(1).max(1_000_000) }), z.strictObject({ bundle: z.record(z.string(), z.unknown()) })]);
+export const PublishBody = z.union([z.strictObject({ document: z.string().min(1).max(1_000_000) }), z.strictObject({ bundle: z.record(z.string(), z.unknown()) })]);
 
 @Controller('v1/policy-sets')
 export class PublishVersionController {

@@ -10,7 +10,7 @@ import { POLICY_ENGINE, POLICY_OPTIONS } from '../tokens.js';
 import { diffJson, type JsonChange } from './bundle-diff.js';
 import { type VersionView, viewOf } from './version-view.js';
 
-const Revision = z.coerce.number().int().min(1);
+export const Revision = z.coerce.number().int().min(1);
 
 @Controller('v1/policy-sets')
 export class ReadVersionsController {
