@@ -7,6 +7,7 @@ import { AuditRuntime } from './audit-runtime.js';
 import { AuditStatusController } from './audit-status/audit-status.http.controller.js';
 import { type ExportOptions, exportOptionsFromEnv } from './export-config.js';
 import { GetDecisionController } from './get-decision/get-decision.http.controller.js';
+import { OpenApiController } from './openapi/openapi.http.controller.js';
 import { AuditExceptionFilter } from './http/audit-exception.filter.js';
 import { AUDIT_EXPORT_MIGRATIONS } from './projection/audit-migrations.js';
 import { QueryDecisionsController } from './query-decisions/query-decisions.http.controller.js';
@@ -26,7 +27,7 @@ export class AuditExportModule implements OnModuleDestroy {
       module: AuditExportModule,
       imports: [ServiceRuntimeModule.forRoot({ config, migrations: AUDIT_EXPORT_MIGRATIONS })],
       // The list route is declared before `:id` so `/v1/decisions` is never read as an id.
-      controllers: [QueryDecisionsController, GetDecisionController, RunTimelineController, RestartExportController, AuditStatusController],
+      controllers: [QueryDecisionsController, GetDecisionController, RunTimelineController, RestartExportController, AuditStatusController, OpenApiController],
       providers: [
         { provide: EXPORT_OPTIONS, useValue: options },
         {
@@ -41,6 +42,7 @@ export class AuditExportModule implements OnModuleDestroy {
               dataSource,
               schema: config.database.schema,
               namespace: config.topicNamespace,
+              scaleOut: config.scaleOut,
               export: options,
               ...(telemetry ? { telemetry } : {}),
               log: (level, message, extra) => {

@@ -1,6 +1,6 @@
 import { GatehouseError, topicName } from '@gatehouse/contracts';
 import { type PoisonRecord } from '@gatehouse/kafka';
-import { type LogBinding, type ProjectionLogs } from '@gatehouse/service-runtime';
+import { type LogBinding, PartitionOwnerTable, type ProjectionLogs } from '@gatehouse/service-runtime';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportOptions, hasSinks } from './export-config.js';
@@ -27,6 +27,12 @@ export interface AuditRuntimeOptions {
   readonly deadLetters?: (poison: readonly PoisonRecord[]) => Promise<void>;
   /** The service's projection logs: nothing is projected, exported or served before the audit log is bound. */
   readonly logs: ProjectionLogs;
+  /**
+   * Scale-out (issue 19, GATEHOUSE_SCALE_OUT=partitions): this replica's name and URL. The replicas
+   * share the audit topic's partitions, for the projection and for the export alike (no lease:
+   * every replica exports its own partitions at once).
+   */
+  readonly scaleOut?: { readonly replicaId: string; readonly url: string } | undefined;
 }
 
 /** `GET /v1/audit-status`: how far the projection and the export are behind the audit topic (offsets and counts only). */
@@ -74,7 +80,14 @@ export class AuditRuntime {
 
   constructor(private readonly options: AuditRuntimeOptions) {
     this.log = options.log ?? (() => undefined);
-    this.projection = new DecisionsProjection(options.kafka, options.dataSource, options.schema, options.namespace, this.log, options.deadLetters, options.export.keyring);
+    this.projection = new DecisionsProjection(options.kafka, options.dataSource, options.schema, options.namespace, this.log, options.deadLetters, options.export.keyring, this.owners(PROJECTION_NAME));
+  }
+
+  /** Scaled out: who owns each partition of `projection` (the decisions, or an export's positions). */
+  private owners(projection: string): PartitionOwnerTable | undefined {
+    const self = this.options.scaleOut;
+    if (!self) return undefined;
+    return new PartitionOwnerTable(this.options.dataSource, this.options.schema, projection, topicName('audit', this.options.namespace), { owner: self.replicaId, url: self.url });
   }
 
   start(): void {
@@ -148,6 +161,8 @@ export class AuditRuntime {
 
   private async startExport(): Promise<void> {
     const name = this.options.export.name;
+    // Scaled out, the replicas split the partitions: each exports its own, no lease to wait for.
+    if (this.options.scaleOut) return this.runExport(this.owners(`export:${name}`));
     const lease = await ExportLease.acquire(this.options.dataSource, this.options.schema, name, {
       retryMs: this.options.export.leaseRetryMs ?? 2_000,
       signal: this.halting.signal,
@@ -160,6 +175,11 @@ export class AuditRuntime {
     if (!lease) return;
     this.lease = lease;
     this.standingBy = false;
+    await this.runExport(undefined);
+  }
+
+  /** Starts the export pipeline, retrying until it runs or the runtime stops. */
+  private async runExport(owners: PartitionOwnerTable | undefined): Promise<void> {
     if (this.stopped) return;
     for (let attempt = 1; !this.stopped; attempt += 1) {
       let sinks: AuditSink[] = [];
@@ -177,6 +197,7 @@ export class AuditRuntime {
           telemetry: this.options.telemetry ?? new ExportTelemetry(),
           log: this.log,
           verdicts: (topic, ids) => this.projection.verdicts(topic, ids),
+          ...(owners && { owners }),
           ...(this.options.export.verifyWaitMs === undefined ? {} : { verifyWaitMs: this.options.export.verifyWaitMs }),
           ...(this.options.export.retryBaseMs === undefined ? {} : { retryBaseMs: this.options.export.retryBaseMs }),
           ...(this.options.export.retryMaxMs === undefined ? {} : { retryMaxMs: this.options.export.retryMaxMs }),

@@ -1,7 +1,7 @@
 import { GatehouseError, type JsonSafe } from '@gatehouse/contracts';
 
 /** The stable codes the service answers with; the HTTP edge maps each to a status. */
-export type AuditCode = 'AUDIT.INVALID_REQUEST' | 'AUDIT.UNAUTHENTICATED' | 'AUDIT.FORBIDDEN' | 'AUDIT.DECISION_NOT_FOUND' | 'AUDIT.EXPORT_NOT_FOUND' | 'AUDIT.UNAVAILABLE' | 'AUDIT.INTERNAL';
+export type AuditCode = 'AUDIT.INVALID_REQUEST' | 'AUDIT.UNAUTHENTICATED' | 'AUDIT.FORBIDDEN' | 'AUDIT.DECISION_NOT_FOUND' | 'AUDIT.EXPORT_NOT_FOUND' | 'AUDIT.EXPORT_SCALED_OUT' | 'AUDIT.UNAVAILABLE' | 'AUDIT.INTERNAL';
 
 /** A use case's expected outcome: a value, or a coded refusal. */
 export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly code: AuditCode };
@@ -15,6 +15,7 @@ const MESSAGES: Record<AuditCode, string> = {
   'AUDIT.FORBIDDEN': 'this reader may not read that tenant',
   'AUDIT.DECISION_NOT_FOUND': 'no decision with this id',
   'AUDIT.EXPORT_NOT_FOUND': 'no export with this name',
+  'AUDIT.EXPORT_SCALED_OUT': 'the export runs on several replicas: stop all but one to move its positions',
   'AUDIT.UNAVAILABLE': 'a dependency is unavailable',
   'AUDIT.INTERNAL': 'audit-export failed',
 };
@@ -25,6 +26,7 @@ export const STATUS_BY_CODE: Readonly<Record<AuditCode, number>> = {
   'AUDIT.FORBIDDEN': 403,
   'AUDIT.DECISION_NOT_FOUND': 404,
   'AUDIT.EXPORT_NOT_FOUND': 404,
+  'AUDIT.EXPORT_SCALED_OUT': 409,
   'AUDIT.UNAVAILABLE': 503,
   'AUDIT.INTERNAL': 500,
 };
@@ -33,7 +35,7 @@ export const STATUS_BY_CODE: Readonly<Record<AuditCode, number>> = {
 export class AuditError extends GatehouseError {
   constructor(code: AuditCode, details: Record<string, JsonSafe> = {}, message: string = MESSAGES[code]) {
     super(code, message, {
-      category: code === 'AUDIT.INVALID_REQUEST' || code.endsWith('NOT_FOUND') ? 'validation' : code === 'AUDIT.UNAUTHENTICATED' || code === 'AUDIT.FORBIDDEN' ? 'security' : code === 'AUDIT.UNAVAILABLE' ? 'unavailable' : 'internal',
+      category: code === 'AUDIT.INVALID_REQUEST' || code.endsWith('NOT_FOUND') ? 'validation' : code === 'AUDIT.UNAUTHENTICATED' || code === 'AUDIT.FORBIDDEN' ? 'security' : code === 'AUDIT.UNAVAILABLE' ? 'unavailable' : code === 'AUDIT.EXPORT_SCALED_OUT' ? 'conflict' : 'internal',
       retryable: code === 'AUDIT.UNAVAILABLE',
       details,
     });

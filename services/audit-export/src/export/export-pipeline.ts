@@ -1,10 +1,11 @@
-import { decisionTooLarge, isDecisionRecorded, topicName } from '@gatehouse/contracts';
-import { type DecodedRecord, type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
+import { decisionTooLarge, GatehouseError, isDecisionRecorded, topicName } from '@gatehouse/contracts';
+import { type DecodedRecord, type OwnedPartition, OwnedTail, type PartitionOwners, type PoisonRecord, tailTopic } from '@gatehouse/kafka';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type AuditRecord, type ExportLine, type FeedFormat, type RecordVerification } from '../feeds/export-line.js';
 import { exportLines } from '../feeds/map-record.js';
 import { type AuditSink, backoffMs } from '../sinks/audit-sink.js';
+import { AuditError } from '../errors.js';
 import { type ExportTelemetry } from '../telemetry/export-telemetry.js';
 import { ExportPositions } from './export-positions.js';
 import { resolveStartPosition, type StartPosition } from './start-position.js';
@@ -41,6 +42,19 @@ export interface ExportPipelineOptions {
    * another partition). Default 3,000; 0 never waits.
    */
   readonly verifyWaitMs?: number;
+  /**
+   * Scale-out (issue 19): the replicas share the audit topic's partitions through a consumer group
+   * (`export-<name>`) and each exports only its own, its positions fenced by the claim `owners`
+   * hands out. Without it, this replica exports every partition (behind the export's lease).
+   */
+  readonly owners?: PartitionOwners;
+}
+
+/** What one flush belongs to: still current, how it is aborted, and (scaled out) the epoch it commits under. */
+interface FlushScope {
+  current(): boolean;
+  readonly signal: AbortSignal;
+  readonly epoch?: number;
 }
 
 /** Resolves after `ms` or when `signal` aborts, leaving no listener behind (it runs many times a batch). */
@@ -86,7 +100,9 @@ export class ExportPipeline {
   private readonly positions: ExportPositions;
   private readonly log: ExportLog;
   private readonly buffers = new Map<number, (AuditRecord | PoisonRecord)[]>();
-  private tail: TailHandle | undefined;
+  private tail: { stop(): Promise<void> } | undefined;
+  /** Scaled out: per partition this replica owns, its flushes' scope (a partition that moves aborts it). */
+  private readonly owned = new Map<number, { readonly abort: AbortController; readonly epoch: number }>();
   private phase: ExportStatus['phase'] = 'starting';
   private paused = false;
   private stopping: AbortController = new AbortController();
@@ -135,6 +151,9 @@ export class ExportPipeline {
 
   /** Stops, moves the stored positions to `position` (back or forward), and resumes from there. */
   async reposition(position: StartPosition): Promise<Record<number, string>> {
+    // Scaled out, other replicas export the other partitions from positions they have read: one
+    // replica cannot move them all. Stop all but one replica, or set the position at a first start.
+    if (this.options.owners) throw new AuditError('AUDIT.EXPORT_SCALED_OUT');
     await this.halt();
     const next = await resolveStartPosition(this.options.admin, this.topic, position);
     await this.positions.replace(next);
@@ -168,6 +187,7 @@ export class ExportPipeline {
     this.generation += 1;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.stopping.abort();
+    for (const { abort } of this.owned.values()) abort.abort();
     const tail = this.tail;
     this.tail = undefined;
     await tail?.stop().catch(() => undefined);
@@ -177,23 +197,71 @@ export class ExportPipeline {
 
   private async run(): Promise<void> {
     const generation = this.generation;
-    let stored = await this.positions.load();
-    if (Object.keys(stored).length === 0) {
-      stored = await resolveStartPosition(this.options.admin, this.topic, this.options.from);
-      await this.positions.replace(stored);
+    if (this.options.owners) {
+      this.stored = {};
+      this.buffers.clear();
+      this.tail = await OwnedTail.start({
+        kafka: this.options.kafka,
+        topicId: 'audit',
+        namespace: this.options.namespace,
+        group: `export-${this.options.name}`,
+        take: (partition) => this.take(partition),
+        onCrash: () => this.scheduleRestart(generation),
+      });
+    } else {
+      let stored = await this.positions.load();
+      if (Object.keys(stored).length === 0) {
+        stored = await resolveStartPosition(this.options.admin, this.topic, this.options.from);
+        await this.positions.replace(stored);
+      }
+      this.stored = { ...stored };
+      this.buffers.clear();
+      const scope: FlushScope = { current: () => generation === this.generation, signal: this.stopping.signal };
+      this.tail = await tailTopic(this.options.kafka, 'audit', {
+        namespace: this.options.namespace,
+        fromOffsets: stored,
+        onRecord: (record) => this.buffer(record),
+        onPoison: (poison) => this.bufferPoison(poison),
+        onBatchEnd: (partition, nextOffset) => this.flush(scope, partition, nextOffset),
+        onCrash: () => this.scheduleRestart(generation),
+      });
     }
-    this.stored = { ...stored };
-    this.buffers.clear();
-    this.tail = await tailTopic(this.options.kafka, 'audit', {
-      namespace: this.options.namespace,
-      fromOffsets: stored,
-      onRecord: (record) => this.buffer(record),
-      onPoison: (poison) => this.bufferPoison(poison),
-      onBatchEnd: (partition, nextOffset) => this.flush(generation, partition, nextOffset),
-      onCrash: () => this.scheduleRestart(generation),
-    });
     this.phase = 'running';
-    this.log('info', 'export running', { export: this.options.name, sinks: this.options.sinks.map((s) => s.name).join(',') });
+    this.log('info', 'export running', { export: this.options.name, sinks: this.options.sinks.map((s) => s.name).join(','), ...(this.options.owners && { scaledOut: true }) });
+  }
+
+  /**
+   * Scaled out: the group gave this replica `partition`. It is claimed, its sinks look at its
+   * streams' ends again (another replica may have written there), and it is exported from its
+   * stored position (a first start: the configured one).
+   */
+  private async take(partition: number): Promise<OwnedPartition<'audit'>> {
+    const epoch = await (this.options.owners as PartitionOwners).claim(partition);
+    let from = (await this.positions.load())[partition];
+    if (from === undefined) {
+      from = (await resolveStartPosition(this.options.admin, this.topic, this.options.from))[partition] ?? '0';
+      await this.positions.advance(partition, from, epoch);
+    }
+    for (const sink of this.options.sinks) await sink.reclaim?.(partition);
+    const abort = new AbortController();
+    const entry = { abort, epoch };
+    this.owned.set(partition, entry);
+    this.stored[partition] = from;
+    this.buffers.set(partition, []);
+    const scope: FlushScope = { current: () => this.owned.get(partition) === entry, signal: abort.signal, epoch };
+    return {
+      from: BigInt(from),
+      record: (record) => this.buffer(record),
+      poison: (poison) => this.bufferPoison(poison),
+      batchEnd: (next) => this.flush(scope, partition, next.toString()),
+      stop: async () => {
+        // A flush under way stops before it stores anything: the new owner exports from the stored position.
+        abort.abort();
+        if (this.owned.get(partition) === entry) this.owned.delete(partition);
+        this.buffers.delete(partition);
+        delete this.stored[partition];
+      },
+    };
   }
 
   private scheduleRestart(generation: number): void {
@@ -234,13 +302,13 @@ export class ExportPipeline {
     this.buffers.set(poison.partition, list);
   }
 
-  private async flush(generation: number, partition: number, nextOffset: string): Promise<void> {
-    if (generation !== this.generation) return;
+  private async flush(scope: FlushScope, partition: number, nextOffset: string): Promise<void> {
+    if (!scope.current()) return;
     const items = this.buffers.get(partition) ?? [];
     this.buffers.set(partition, []);
     const read = items.filter((i): i is AuditRecord => 'event' in i);
-    const records = await this.judged(read, this.stopping.signal);
-    if (generation !== this.generation) return;
+    const records = await this.judged(read, scope.signal);
+    if (!scope.current()) return;
     for (const poison of items.filter((i): i is PoisonRecord => !('event' in i))) {
       // The projection keeps the reason; the export counts it and moves on.
       this.skippedCount += 1;
@@ -259,7 +327,7 @@ export class ExportPipeline {
       this.options.telemetry.startExportSpan(this.options.name, { id: r.event.id, trace: r.event.trace, partition: r.partition, offset: r.offset }),
     );
     const pending = new Set(this.options.sinks);
-    const signal = this.stopping.signal;
+    const signal = scope.signal;
     for (let attempt = 1; ; attempt += 1) {
       for (const sink of [...pending]) {
         const batch = sink.formats.flatMap((f) => lines(f));
@@ -285,17 +353,18 @@ export class ExportPipeline {
     }
     if (this.paused) this.log('info', 'sinks acknowledged; export resumed', { export: this.options.name, partition });
     this.paused = false;
-    // Stored only now: a crash before this line re-exports the batch (at-least-once).
+    // Stored only now: a crash before this line re-exports the batch (its lines are found in the
+    // sinks and not written twice). Scaled out, only while this replica still owns the partition.
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await this.positions.advance(partition, nextOffset);
+        await this.positions.advance(partition, nextOffset, scope.epoch);
         break;
-      } catch {
-        if (signal.aborted) return this.abandon(spans);
+      } catch (error) {
+        if (signal.aborted || (error instanceof GatehouseError && error.code === 'FOLD.FENCED')) return this.abandon(spans);
         await new Promise((r) => setTimeout(r, backoffMs(attempt, 200, 5_000)));
       }
     }
-    if (generation !== this.generation) return this.abandon(spans);
+    if (!scope.current()) return this.abandon(spans);
     this.stored[partition] = nextOffset;
     this.exportedCount += records.length;
     for (const span of spans) span.end();

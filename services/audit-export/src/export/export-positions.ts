@@ -1,4 +1,4 @@
-import { ProjectionOffsets } from '@gatehouse/service-runtime';
+import { assertPartitionOwner, ProjectionOffsets } from '@gatehouse/service-runtime';
 import { type DataSource } from 'typeorm';
 
 function schemaIdent(schema: string): string {
@@ -29,9 +29,20 @@ export class ExportPositions {
     return this.offsets.load(this.dataSource.manager, this.topic);
   }
 
-  /** Moves forward only (never back), so a late duplicate save cannot rewind. */
-  async advance(partition: number, nextOffset: string): Promise<void> {
-    await this.dataSource.transaction((manager) => this.offsets.save(manager, this.topic, partition, nextOffset));
+  /**
+   * Moves forward only (never back), so a late duplicate save cannot rewind. With `epoch` (a
+   * scaled-out replica's claim of the partition), only while it is still the partition's: FOLD.FENCED otherwise.
+   */
+  async advance(partition: number, nextOffset: string, epoch?: number): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      if (epoch !== undefined) await assertPartitionOwner(manager, this.schema, { projection: this.projection, topic: this.topic, partition, epoch });
+      await this.offsets.save(manager, this.topic, partition, nextOffset);
+    });
+  }
+
+  /** The name positions and ownership are kept under: `export:<name>`. */
+  get name(): string {
+    return this.projection;
   }
 
   /** Replaces every position (a rewind or a jump), atomically. */

@@ -1,6 +1,6 @@
 import { AUDIT_EVENT_LIMITS, decisionTooLarge, eventDigest, GatehouseError, isDecisionRecorded, type Keyring, topicName } from '@gatehouse/contracts';
-import { type PoisonRecord, type TailHandle, tailTopic } from '@gatehouse/kafka';
-import { jsonbParam, type LogBinding, type ProjectedLog, ProjectionOffsets } from '@gatehouse/service-runtime';
+import { type DecodedRecord, type OwnedPartition, OwnedTail, type PartitionOwners, type PoisonRecord, tailTopic } from '@gatehouse/kafka';
+import { assertPartitionOwner, jsonbParam, type LogBinding, type ProjectedLog, ProjectionOffsets } from '@gatehouse/service-runtime';
 import { type Admin, type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ExportLog } from '../export/export-pipeline.js';
@@ -119,8 +119,10 @@ export class DecisionsProjection {
   private readonly rows = new Map<number, DecisionRow[]>();
   private readonly checkpoints = new Map<number, CheckpointRow[]>();
   private readonly poison = new Map<number, PoisonRecord[]>();
-  private tail: TailHandle | undefined;
+  private tail: { stop(): Promise<void> } | undefined;
   private binding: LogBinding | undefined;
+  /** Scaled out: the fencing epoch of each partition this replica owns. */
+  private readonly epochs = new Map<number, number>();
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private startedFrom: ProjectionStart['from'] | undefined;
@@ -136,6 +138,11 @@ export class DecisionsProjection {
     private readonly onUnapplied: (poison: readonly PoisonRecord[]) => Promise<void> = async () => undefined,
     /** The keys checkpoints are checked against; none: no record's source is ever verified. */
     private readonly keyring?: Keyring,
+    /**
+     * Scale-out (issue 19): the replicas share the audit topic's partitions through a consumer group
+     * and each projects only its own, its writes fenced by the claim `owners` hands out.
+     */
+    private readonly owners?: PartitionOwners,
   ) {
     this.topic = topicName('audit', namespace);
     this.offsets = new ProjectionOffsets(schema, PROJECTION_NAME);
@@ -173,38 +180,61 @@ export class DecisionsProjection {
       this.poison.clear();
       const from = await this.storedOffsets();
       this.startedFrom ??= Object.keys(from).length > 0 ? 'stored-offsets' : 'offset-0';
-      this.tail = await tailTopic(this.kafka, 'audit', {
-        namespace: this.namespace,
-        fromOffsets: from,
-        onRecord: (record) => {
-          const { event } = record;
-          if (isDecisionRecorded(event) && decisionTooLarge(event)) {
-            // Agents write here too: a record past the bounds is parked (and dead-lettered), never projected or exported.
-            const list = this.poison.get(record.partition) ?? [];
-            list.push({ topic: this.topic, partition: record.partition, offset: record.offset, key: record.key, value: null, code: 'AUDIT.EVENT_TOO_LARGE', reason: `a decision record past ${AUDIT_EVENT_LIMITS.eventBytes} bytes` });
-            this.poison.set(record.partition, list);
-          } else if (isDecisionRecorded(event)) {
-            const list = this.rows.get(record.partition) ?? [];
-            list.push(decisionRow({ ...record, event }));
-            this.rows.set(record.partition, list);
-          } else {
-            const list = this.checkpoints.get(record.partition) ?? [];
-            list.push(checkpointRow({ ...record, event }, this.keyring));
-            this.checkpoints.set(record.partition, list);
-          }
-        },
-        onPoison: (p) => {
-          const list = this.poison.get(p.partition) ?? [];
-          list.push(p);
-          this.poison.set(p.partition, list);
-        },
-        onBatchEnd: (partition, next) => this.flush(partition, next),
-        onCrash: () => this.retry(),
-      });
+      this.tail = this.owners
+        ? await OwnedTail.start({ kafka: this.kafka, topicId: 'audit', namespace: this.namespace, group: 'audit-decisions', take: (partition) => this.take(partition), onCrash: () => this.retry() })
+        : await tailTopic(this.kafka, 'audit', {
+            namespace: this.namespace,
+            fromOffsets: from,
+            onRecord: (record) => this.buffer(record),
+            onPoison: (poison) => this.bufferPoison(poison),
+            onBatchEnd: (partition, next) => this.flush(partition, next),
+            onCrash: () => this.retry(),
+          });
       if (this.stopped) await this.tail.stop();
     } catch {
       this.retry();
     }
+  }
+
+  /** Scaled out: the group gave this replica `partition`; it is claimed and read from its stored offset. */
+  private async take(partition: number): Promise<OwnedPartition<'audit'>> {
+    const epoch = await (this.owners as PartitionOwners).claim(partition);
+    const stored = await this.storedOffsets();
+    this.epochs.set(partition, epoch);
+    for (const buffers of [this.rows, this.checkpoints, this.poison] as Map<number, unknown[]>[]) buffers.set(partition, []);
+    return {
+      from: BigInt(stored[partition] ?? '0'),
+      record: (record) => this.buffer(record),
+      poison: (poison) => this.bufferPoison(poison),
+      batchEnd: (next) => this.flush(partition, next.toString()),
+      stop: async () => {
+        // Nothing it holds is written now: the new owner reads on from the last commit.
+        if (this.epochs.get(partition) === epoch) this.epochs.delete(partition);
+        for (const buffers of [this.rows, this.checkpoints, this.poison] as Map<number, unknown[]>[]) buffers.delete(partition);
+      },
+    };
+  }
+
+  private buffer(record: DecodedRecord<'audit'>): void {
+    const { event } = record;
+    if (isDecisionRecorded(event) && decisionTooLarge(event)) {
+      // Agents write here too: a record past the bounds is parked (and dead-lettered), never projected or exported.
+      this.bufferPoison({ topic: this.topic, partition: record.partition, offset: record.offset, key: record.key, value: null, code: 'AUDIT.EVENT_TOO_LARGE', reason: `a decision record past ${AUDIT_EVENT_LIMITS.eventBytes} bytes` });
+    } else if (isDecisionRecorded(event)) {
+      const list = this.rows.get(record.partition) ?? [];
+      list.push(decisionRow({ ...record, event }));
+      this.rows.set(record.partition, list);
+    } else {
+      const list = this.checkpoints.get(record.partition) ?? [];
+      list.push(checkpointRow({ ...record, event }, this.keyring));
+      this.checkpoints.set(record.partition, list);
+    }
+  }
+
+  private bufferPoison(poison: PoisonRecord): void {
+    const list = this.poison.get(poison.partition) ?? [];
+    list.push(poison);
+    this.poison.set(poison.partition, list);
   }
 
   private retry(): void {
@@ -229,8 +259,11 @@ export class DecisionsProjection {
     let forbidden: ForbiddenVerdict[] = [];
     for (let attempt = 1; ; attempt += 1) {
       try {
+        const epoch = this.epochs.get(partition);
+        if (this.owners && epoch === undefined) return; // the partition moved while the batch was read
         await this.dataSource.transaction(async (manager) => {
           await this.binding?.assertCurrent(manager);
+          if (epoch !== undefined) await assertPartitionOwner(manager, this.schema, { projection: PROJECTION_NAME, topic: this.topic, partition, epoch });
           if (rows.length > 0) {
             await manager.query(
               `INSERT INTO ${this.s}.decisions
@@ -263,8 +296,8 @@ export class DecisionsProjection {
         });
         break;
       } catch (error) {
-        // Another log's rows are never written: the runtime stops the projection.
-        if (this.stopped || (error instanceof GatehouseError && error.code === 'PROJECTION.LOG_CHANGED')) return;
+        // Another log's rows are never written (the runtime stops the projection), nor rows of a partition another replica owns now.
+        if (this.stopped || (error instanceof GatehouseError && (error.code === 'PROJECTION.LOG_CHANGED' || error.code === 'FOLD.FENCED'))) return;
         if (attempt === 1) this.log('warn', 'decisions projection write failed; retrying', { partition });
         await new Promise((r) => setTimeout(r, Math.min(5_000, 200 * 2 ** attempt)));
       }

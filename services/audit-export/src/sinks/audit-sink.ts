@@ -13,6 +13,12 @@ export interface AuditSink {
   /** The feed formats this sink takes; the pipeline hands it only lines of these formats. */
   readonly formats: readonly FeedFormat[];
   write(lines: readonly ExportLine[]): Promise<void>;
+  /**
+   * This replica (scaled out) takes source partition `partition` (again): another replica may have
+   * written its lines since, so what the sink knew of the partition's stream is stale and it looks
+   * at the stream's end again before its next write there. Absent: the sink keeps no such state.
+   */
+  reclaim?(partition: number): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -97,6 +97,16 @@ export class RotatingFileSink implements AuditSink {
     }
   }
 
+  /** Closes the partition's streams: the next write opens the newest file again and recovers from its end. */
+  async reclaim(partition: number): Promise<void> {
+    for (const [stream, file] of [...this.files]) {
+      if (!stream.endsWith(`-p${partition}`)) continue;
+      this.files.delete(stream);
+      this.recovered.delete(stream);
+      await file.handle.close().catch(() => undefined);
+    }
+  }
+
   /** Lines not written again after a restart because the files already held them. */
   get skippedOnRecovery(): number {
     return this.skipped;

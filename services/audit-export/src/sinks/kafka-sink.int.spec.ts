@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { provisionedNamespace, testKafka, topicKeys } from '@gatehouse/kafka/testing';
+import { LostAnswers, lossyTestKafka, provisionedNamespace, testKafka, topicKeys } from '@gatehouse/kafka/testing';
 import { type Kafka, type Producer } from 'kafkajs';
 import { type ExportLine } from '../feeds/export-line.js';
 import { toLine } from '../feeds/map-record.js';
@@ -78,6 +78,22 @@ describe('Kafka sink: each record once', () => {
     await flaky.write(batch); // the pipeline retries the sink with the same batch
     expect(await onTopic(namespace)).toEqual(batch.map((l) => l.eventId));
     expect(flaky.skippedOnRecovery).toBe(4);
+  });
+
+  it('never takes the next batch for a retry of one whose answer was lost: both reach the SIEM topic', async () => {
+    // The answer is lost on the wire, so kafkajs hands the batch's sequence numbers back while the
+    // broker keeps the batch: a next batch of the same size would be answered as its duplicate.
+    const namespace = await provisionedNamespace(kafka);
+    const lost = new LostAnswers();
+    const flaky = await sink(namespace, { kafka: lossyTestKafka('siem-lost-answer', lost) });
+    const first = lines(2, 0, 0);
+    lost.loseNextProduceAnswers(2); // the request and kafkajs' one retry
+    await expect(flaky.write(first)).rejects.toMatchObject({ code: 'AUDIT.SINK_UNAVAILABLE', retryable: true });
+    await flaky.write(first); // the pipeline's retry finds both lines on the topic
+    expect(flaky.skippedOnRecovery).toBe(2);
+    const next = lines(2, 0, 2);
+    await flaky.write(next);
+    expect(await onTopic(namespace)).toEqual([...first, ...next].map((l) => l.eventId));
   });
 
   it('never drops a line: beyond the read-back window a line is sent again rather than skipped', async () => {

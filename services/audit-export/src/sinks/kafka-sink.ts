@@ -1,6 +1,6 @@
 import { type ExportLine, type FeedFormat } from '../feeds/export-line.js';
-import { Partitioners, throwawayGroupId } from '@gatehouse/kafka';
-import { type Kafka, type Producer } from 'kafkajs';
+import { Partitioners, ProducerLane, throwawayGroupId } from '@gatehouse/kafka';
+import { type Kafka } from 'kafkajs';
 import { type AuditSink, lineDigest, SinkUnavailableError } from './audit-sink.js';
 
 /** The SIEM feed topic's base name; a namespace prefixes it like every gatehouse topic. */
@@ -23,18 +23,6 @@ export interface KafkaSinkOptions {
   readonly recoveryTimeoutMs?: number;
 }
 
-/**
- * Appends lines to `gatehouse.siem.v1` (key = event id, acks=all, idempotent producer).
- * The topic is created at start when missing. With one partition (the default) the SIEM
- * reads the export's order; with more, order holds per key only.
- *
- * Each record once, across restarts and lost acknowledgements. The pipeline re-sends a batch
- * whose positions it did not store (the process stopped) or that a sink did not acknowledge (the
- * append may still have landed). So on its first write after starting, and on the first write
- * after a failed append, the sink reads back the last `recoveryWindow` records of each SIEM
- * partition and skips every line already there, per source partition until the first line that
- * is not (log order: none after it can be).
- */
 /** Most bytes of lines one produce request carries: well below the broker's 1 MB default message.max.bytes. */
 const MAX_REQUEST_BYTES = 512 * 1024;
 
@@ -57,6 +45,19 @@ function chunks(lines: readonly ExportLine[]): ExportLine[][] {
   return out;
 }
 
+/**
+ * Appends lines to `gatehouse.siem.v1` (key = event id, acks=all, idempotent producer, a fresh
+ * producer id after a failed append: `ProducerLane`).
+ * The topic is created at start when missing. With one partition (the default) the SIEM
+ * reads the export's order; with more, order holds per key only.
+ *
+ * Each record once, across restarts and lost acknowledgements. The pipeline re-sends a batch
+ * whose positions it did not store (the process stopped) or that a sink did not acknowledge (the
+ * append may still have landed). So on its first write after starting, and on the first write
+ * after a failed append, the sink reads back the last `recoveryWindow` records of each SIEM
+ * partition and skips every line already there, per source partition until the first line that
+ * is not (log order: none after it can be).
+ */
 export class KafkaTopicSink implements AuditSink {
   readonly name = 'kafka';
   readonly formats: readonly FeedFormat[];
@@ -68,7 +69,7 @@ export class KafkaTopicSink implements AuditSink {
   private skipped = 0;
 
   private constructor(
-    private readonly producer: Producer,
+    private readonly lane: ProducerLane,
     private readonly options: KafkaSinkOptions,
   ) {
     this.formats = [options.format];
@@ -100,9 +101,8 @@ export class KafkaTopicSink implements AuditSink {
     } finally {
       await admin.disconnect();
     }
-    const producer = options.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
-    await producer.connect();
-    return new KafkaTopicSink(producer, options);
+    const lane = await ProducerLane.connect(() => options.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner }));
+    return new KafkaTopicSink(lane, options);
   }
 
   async write(lines: readonly ExportLine[]): Promise<void> {
@@ -126,17 +126,20 @@ export class KafkaTopicSink implements AuditSink {
     try {
       // In requests the broker takes (a lagging export hands over megabytes at once): in order, one at a time.
       for (const chunk of chunks(fresh)) {
-        await this.producer.send({
-          topic: this.topic,
-          acks: -1,
-          messages: chunk.map((l) => ({ key: l.eventId, value: l.text, headers: { 'gatehouse-feed': l.format } })),
-        });
+        const messages = chunk.map((l) => ({ key: l.eventId, value: l.text, headers: { 'gatehouse-feed': l.format } }));
+        await this.lane.use((producer) => producer.send({ topic: this.topic, acks: -1, messages }));
       }
     } catch (error) {
       // The append may have landed without its acknowledgement: the retry reads the tail again.
       this.found = undefined;
       throw new SinkUnavailableError(this.name, 'append failed', error);
     }
+  }
+
+  /** The partition's lines are looked up on the topic again before the next write of them (another replica may have written some). */
+  async reclaim(partition: number): Promise<void> {
+    this.settled.delete(partition);
+    this.found = undefined;
   }
 
   /** Lines not sent again because the topic already held them (after a restart or a lost acknowledgement). */
@@ -205,6 +208,6 @@ export class KafkaTopicSink implements AuditSink {
   }
 
   async close(): Promise<void> {
-    await this.producer.disconnect();
+    await this.lane.close();
   }
 }

@@ -1,22 +1,10 @@
-import {
-  type Attributes,
-  type Context,
-  type Counter,
-  type Histogram,
-  type Meter,
-  metrics,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  trace,
-  TraceFlags,
-  type Tracer,
-} from '@opentelemetry/api';
+import { type Attributes, type Counter, type Histogram, type Meter, metrics, type Span, SpanKind, trace, type Tracer } from '@opentelemetry/api';
 import { type TraceContext } from '@gatehouse/contracts';
+import { parentContext } from '@gatehouse/kafka';
 import { type ExportLine } from '../feeds/export-line.js';
 
-/** Instrumentation scope of the service's metrics and spans. */
-export const TELEMETRY_SCOPE = 'gatehouse.audit-export';
+/** Instrumentation scope of the service's metrics and spans: its package name, as every scope of the suite (docs/telemetry.md). */
+export const TELEMETRY_SCOPE = '@gatehouse/audit-export-service';
 
 export const METRIC = {
   exported: 'gatehouse.audit.exported',
@@ -25,19 +13,6 @@ export const METRIC = {
   sinkFailures: 'gatehouse.audit.export.sink_failures',
   unexportable: 'gatehouse.audit.export.unexportable',
 } as const;
-
-/** A W3C traceparent as a remote parent context, without needing a registered propagator. */
-export function parentContext(traceContext: TraceContext | undefined): Context {
-  if (!traceContext) return ROOT_CONTEXT;
-  const [, traceId, spanId, flags] = traceContext.traceparent.split('-');
-  if (!traceId || !spanId || !flags || /^0+$/.test(traceId) || /^0+$/.test(spanId)) return ROOT_CONTEXT;
-  return trace.setSpanContext(ROOT_CONTEXT, {
-    traceId,
-    spanId,
-    traceFlags: Number.parseInt(flags, 16) & TraceFlags.SAMPLED,
-    isRemote: true,
-  });
-}
 
 /**
  * The export's counters, histogram, lag gauge and spans, through `@opentelemetry/api` only:

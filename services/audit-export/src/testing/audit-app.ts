@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { type INestApplication } from '@nestjs/common';
 import { allowed, apiKeyDigest, createServiceApp, serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
-import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
+import { freePort, type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
 import { AuditExportModule } from '../app.module.js';
 import { type AuditRuntime } from '../audit-runtime.js';
 import { type ExportOptions } from '../export-config.js';
@@ -15,6 +15,8 @@ export interface AuditAppOptions {
   readonly schema: string;
   readonly export: ExportOptions;
   readonly telemetry?: ExportTelemetry;
+  /** A scaled-out replica (GATEHOUSE_SCALE_OUT=partitions) of this name: it projects and exports only the partitions its groups give it. */
+  readonly replica?: string;
 }
 
 /** The API key of the reader every test app knows (all tenants), unless the test configures its own readers. */
@@ -30,11 +32,17 @@ export interface AuditApp extends HttpClient {
 
 /** Boots the audit-export module in-process on a random port against `namespace` and a database. */
 export async function startAuditApp(options: AuditAppOptions): Promise<AuditApp> {
-  const base = serviceConfigFromEnv(SERVICES['audit-export'], { ...process.env, GATEHOUSE_TOPIC_NAMESPACE: options.namespace, GATEHOUSE_DATABASE_URL: options.databaseUrl });
-  const config = { ...base, port: 0, database: { ...base.database, schema: options.schema } };
+  const port = options.replica === undefined ? 0 : await freePort();
+  const base = serviceConfigFromEnv(SERVICES['audit-export'], {
+    ...process.env,
+    GATEHOUSE_TOPIC_NAMESPACE: options.namespace,
+    GATEHOUSE_DATABASE_URL: options.databaseUrl,
+    ...(options.replica !== undefined && { GATEHOUSE_SCALE_OUT: 'partitions', GATEHOUSE_REPLICA_ID: options.replica, GATEHOUSE_PORT: String(port) }),
+  });
+  const config = { ...base, port, database: { ...base.database, schema: options.schema } };
   const exportOptions = { ...options.export, readers: options.export.readers ?? [TEST_READER] };
   const app = await createServiceApp(AuditExportModule.forRoot(config, exportOptions, options.telemetry), { logger: ['error'] });
-  const client = httpClient(await listenOnLoopback(app));
+  const client = httpClient(await listenOnLoopback(app, port));
   // As a process is started (health 200): once its projection is bound to the audit log, or refused.
   await app.get<AuditRuntime>(AUDIT_RUNTIME).bound();
   const get: typeof client.get = (path, headers = {}) => client.get(path, { authorization: `Bearer ${TEST_READER_KEY}`, ...headers });
