@@ -2,8 +2,23 @@ import { type DynamicModule, Inject, Module, type OnModuleDestroy } from '@nestj
 import { APP_FILTER } from '@nestjs/core';
 import { topicName } from '@gatehouse/contracts';
 import { APPROVAL_MIGRATIONS, approvalProjection } from '@gatehouse/approval-projection';
-import { closeIfStartFails, DEAD_LETTERS, type DeadLetterPublisher, KAFKA, KAFKA_ADMIN, nestFoldLog, PROJECTION_LOGS, type ProjectionLogs, type ServiceConfig, ServiceRuntimeModule } from '@gatehouse/service-runtime';
+import {
+  closeIfStartFails,
+  DATA_SOURCE,
+  DEAD_LETTERS,
+  type DeadLetterPublisher,
+  foldProjection,
+  KAFKA,
+  KAFKA_ADMIN,
+  nestFoldLog,
+  ownerForwarderProvider,
+  PROJECTION_LOGS,
+  type ProjectionLogs,
+  type ServiceConfig,
+  ServiceRuntimeModule,
+} from '@gatehouse/service-runtime';
 import { type Kafka } from 'kafkajs';
+import { type DataSource } from 'typeorm';
 import { type ApprovalOptions, approvalOptionsFromEnv } from './approval-config.js';
 import { ApprovalEventsController } from './approval-events/approval-events.http.controller.js';
 import { ApprovalStatusController } from './approval-status.http.controller.js';
@@ -13,51 +28,60 @@ import { GetApprovalController } from './get-approval/get-approval.http.controll
 import { ApprovalExceptionFilter } from './http/approval-exception.filter.js';
 import { InboxController } from './inbox/inbox.http.controller.js';
 import { ListApprovalsController } from './list-approvals/list-approvals.http.controller.js';
+import { REVIEWER_NOTIFIER, type ReviewerNotifier, reviewerNotifierProvider } from './notify-reviewers/reviewer-notifier.js';
+import { WebhookDeliveries1768000000000 } from './notify-reviewers/webhook-deliveries.migration.js';
 import { OpenApiController } from './openapi/openapi.http.controller.js';
 import { APPROVAL_ENGINE, APPROVAL_OPTIONS } from './tokens.js';
 
 /** Reviewer REST API, event stream and web inbox over the approvals topic. */
 @Module({})
 export class ApprovalModule implements OnModuleDestroy {
-  constructor(@Inject(APPROVAL_ENGINE) private readonly engine: ApprovalEngine) {}
+  constructor(
+    @Inject(APPROVAL_ENGINE) private readonly engine: ApprovalEngine,
+    @Inject(REVIEWER_NOTIFIER) private readonly notifier: ReviewerNotifier,
+  ) {}
 
   static forRoot(config: ServiceConfig, options: ApprovalOptions = approvalOptionsFromEnv()): DynamicModule {
     return {
       module: ApprovalModule,
-      imports: [ServiceRuntimeModule.forRoot({ config, migrations: APPROVAL_MIGRATIONS })],
+      imports: [ServiceRuntimeModule.forRoot({ config, migrations: [...APPROVAL_MIGRATIONS, WebhookDeliveries1768000000000] })],
       controllers: [ListApprovalsController, ApprovalEventsController, ApprovalStatusController, GetApprovalController, DecideApprovalController, OpenApiController, InboxController],
       providers: [
         { provide: APPROVAL_OPTIONS, useValue: options },
+        reviewerNotifierProvider(options.webhooks, config.database.schema),
         {
           provide: APPROVAL_ENGINE,
           // KAFKA_ADMIN first: start-up fails with KAFKA.UNAVAILABLE when no broker answers in time.
-          inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS],
+          inject: [KAFKA, KAFKA_ADMIN, PROJECTION_LOGS, DEAD_LETTERS, DATA_SOURCE, REVIEWER_NOTIFIER],
           // The projection is bound to its topic's log first: rows of another log are dropped, and the
           // start-up replay writes them again from this one before anything is answered. A log that
           // changes under the running service stops the engine (a restart rebuilds).
-          useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher) =>
+          useFactory: async (kafka: Kafka, _admin: unknown, logs: ProjectionLogs, deadLetters: DeadLetterPublisher, dataSource: DataSource, notifier: ReviewerNotifier) => {
+            const spec = approvalProjection(options.keyring, { retainMs: options.retainMs });
+            const projection = await foldProjection(config, logs, dataSource, spec, topicName('approvals', config.topicNamespace), {
+              onUnapplied: (poison) => deadLetters.publish(poison),
+            });
+            const engine = await ApprovalEngine.start({
+              kafka,
+              namespace: config.topicNamespace,
+              signingKey: options.signingKey,
+              keyring: options.keyring,
+              ...projection,
+              decisionDeadlineMs: options.decisionDeadlineMs,
+              expirySweepMs: options.expirySweepMs,
+              grantTtlMs: options.grantTtlMs,
+              retainMs: options.retainMs,
+              snapshotIntervalMs: config.foldSnapshotIntervalMs,
+              log: nestFoldLog('approval'),
+              // Reviewer webhooks: live changes only, once committed (a start-up read sends nothing).
+              onCommitted: (change) => notifier.notice(change),
+            });
             // Stopped again should a later provider fail to start (createServiceApp).
-            closeIfStartFails(
-              logs.stopOnChange(
-                await ApprovalEngine.start({
-                  kafka,
-                  namespace: config.topicNamespace,
-                  signingKey: options.signingKey,
-                  keyring: options.keyring,
-                  projection: await logs.projectionWriter(approvalProjection(options.keyring, { retainMs: options.retainMs }), topicName('approvals', config.topicNamespace), {
-                    onUnapplied: (poison) => deadLetters.publish(poison),
-                  }),
-                  decisionDeadlineMs: options.decisionDeadlineMs,
-                  expirySweepMs: options.expirySweepMs,
-                  grantTtlMs: options.grantTtlMs,
-                  retainMs: options.retainMs,
-                  snapshotIntervalMs: config.foldSnapshotIntervalMs,
-                  log: nestFoldLog('approval'),
-                }),
-              ),
-              (engine) => engine.stop(),
-            ),
+            return closeIfStartFails(logs.stopOnChange(engine), (e) => e.stop());
+          },
         },
+        // A scaled-out replica answers a decision on another replica's partition through its owner.
+        ownerForwarderProvider(config, approvalProjection(options.keyring, { retainMs: options.retainMs }).name, topicName('approvals', config.topicNamespace), options.decisionDeadlineMs + 1_000),
         { provide: APP_FILTER, useClass: ApprovalExceptionFilter },
       ],
     };
@@ -66,5 +90,7 @@ export class ApprovalModule implements OnModuleDestroy {
   /** Before the runtime closes the database and the Kafka admin: stop tailing, answer waiting reviewers. */
   async onModuleDestroy(): Promise<void> {
     await this.engine.stop();
+    // Then the webhooks under way end, recorded, before the runtime closes the database.
+    await this.notifier.stop();
   }
 }

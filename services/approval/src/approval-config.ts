@@ -4,6 +4,7 @@ import { APPROVAL_RETAIN_ENV, approvalRetainMsFromEnv } from '@gatehouse/approva
 import { assertSelfTrusted, GatehouseError, type Keyring, keyringFromEnv, type SigningKey, signingKeyFromEnv } from '@gatehouse/contracts';
 import { type Allowed, allowed, type ApiKeyPrincipal, ApiKeySha256, parsePrincipalList, principalListText } from '@gatehouse/service-runtime';
 import { z } from 'zod';
+import { type ReviewerWebhooks, webhooksFromEnv } from './notify-reviewers/webhook-config.js';
 
 export { admits, allowed, type Allowed } from '@gatehouse/service-runtime';
 
@@ -53,6 +54,8 @@ export interface ApprovalOptions {
   readonly grantTtlMs: number;
   /** How long the fold keeps a settled approval, ms (GATEHOUSE_APPROVAL_RETAIN_MS, default 7 days); its row stays. */
   readonly retainMs?: number;
+  /** Reviewer webhooks per tenant (GATEHOUSE_APPROVAL_WEBHOOKS, see notify-reviewers/); none: nothing is sent. */
+  readonly webhooks?: ReviewerWebhooks;
 }
 
 const Scope = z.union([z.literal('*'), z.array(z.string().min(1).max(256)).min(1)]);
@@ -109,6 +112,7 @@ export function approvalOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ap
   const signingKey = signingKeyFromEnv('approval', env);
   const keyring = keyringFromEnv(env);
   assertSelfTrusted(signingKey, keyring);
+  const webhooks = webhooksFromEnv(env);
   return {
     reviewers,
     signingKey,
@@ -118,6 +122,7 @@ export function approvalOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Ap
     decisionDeadlineMs: positiveInt(env, APPROVAL_ENV.decisionDeadlineMs, 5_000),
     grantTtlMs: grantTtl(env),
     retainMs: retainMs(env),
+    ...(webhooks && { webhooks }),
   };
 }
 

@@ -93,7 +93,7 @@ describe('the approval service starts from its snapshot', () => {
     const ids = await history(w, first);
     await stop(first);
     const stored = await withSql(w.schema, (query) => query(`SELECT fold, offsets, bytes FROM ${w.schema}.fold_snapshots`));
-    expect(stored).toEqual([expect.objectContaining({ fold: 'approvals@1' })]);
+    expect(stored).toEqual([expect.objectContaining({ fold: 'approvals@2' })]);
 
     // One more request while the service is down: the restart reads it, and only it.
     const late = testRequest();

@@ -1,11 +1,16 @@
 import { type Actor, ApprovalDecidedV2, createEvent, type JsonValue, JsonValueSchema, sealContent, sealingKeyFor } from '@gatehouse/contracts';
 import { type Approval, isOwnRequest, type Verdict } from '@gatehouse/approvals';
+import { activeTraceContext } from '@gatehouse/kafka';
+import { continueTrace } from '@gatehouse/service-runtime';
 import { z } from 'zod';
 import { type Reviewer } from '../auth/reviewer-auth.js';
 import { APPROVAL_SOURCE, type ApprovalEngine } from '../engine/approval-engine.js';
 import { ApprovalError } from '../errors.js';
 import { APPROVAL_ID, assertMayReview } from '../http/approval-view.js';
 import { validateEdits } from './edit-validation.js';
+
+/** Instrumentation scope of the approval service's spans (`approval.decide`). */
+export const APPROVAL_TELEMETRY_SCOPE = '@gatehouse/approval-service';
 
 /** The body of `POST /v1/approvals/{approvalId}/decision`. */
 export const DecisionBody = z.discriminatedUnion('verdict', [
@@ -77,8 +82,18 @@ export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer,
   if (!APPROVAL_ID.test(approvalId)) throw new ApprovalError('APPROVAL.NOT_FOUND');
   const current = engine.approval(approvalId);
   if (!current) throw new ApprovalError('APPROVAL.NOT_FOUND');
-  const { scope, inputSchema } = current.request;
+  const { scope } = current.request;
+  // Before any span joins the agent's trace: a caller who may not review it leaves none there.
   assertMayReview(reviewer, { tenant: scope.tenant, connectorId: scope.connectorId });
+  // The decision continues the request's trace (the agent's approval wait), linked to this HTTP
+  // request's span, so the agent's trace runs through the service and back. Ids and enums only.
+  const attributes = { 'gatehouse.approval_id': approvalId, 'gatehouse.tenant': scope.tenant, 'gen_ai.tool.name': scope.connectorId, 'gatehouse.verdict': body.verdict };
+  return continueTrace(APPROVAL_TELEMETRY_SCOPE, 'approval.decide', current.trace, attributes, () => decide(engine, reviewer, current, body));
+}
+
+async function decide(engine: ApprovalEngine, reviewer: Reviewer, current: Approval, body: DecisionBody): Promise<DecisionOutcome> {
+  const approvalId = current.approvalId;
+  const { scope, inputSchema } = current.request;
   if (isOwnRequest(current.request, reviewer.id)) throw new ApprovalError('APPROVAL.SELF_APPROVAL');
   const quorum = current.request.quorum;
   if (quorum && !quorum.reviewers.includes(reviewer.id)) throw new ApprovalError('APPROVAL.FORBIDDEN', { quorum: true });
@@ -92,6 +107,8 @@ export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer,
   // What the reviewer said of the call is sealed with the tenant's content key, like the request it answers.
   const content = { ...(body.comment !== undefined && { comment: body.comment }), ...(body.verdict === 'approve-with-edits' && { editedArguments: body.editedArguments }) };
   const contentKey = sealingKeyFor(engine.contentKeys, scope.tenant);
+  // The span this decision is taken in (with the SDK off: the request's own trace, carried on).
+  const trace = activeTraceContext() ?? current.trace;
   const event = createEvent(
     ApprovalDecidedV2,
     {
@@ -100,6 +117,7 @@ export async function decideApproval(engine: ApprovalEngine, reviewer: Reviewer,
       subject: approvalId,
       causationId: current.requestEventId,
       ...(current.correlationId !== undefined && { correlationId: current.correlationId }),
+      ...(trace !== undefined && { trace }),
     },
     {
       approvalId,

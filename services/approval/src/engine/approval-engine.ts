@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { ApprovalExpiredV1, type ContentKeys, createEvent, DecisionRecordedV1, forbiddenClaimDecision, type Keyring, signEvent, type SigningKey, topicName } from '@gatehouse/contracts';
 import { type Approval, type ApprovalEvent, approvalLogRetentionMs, type ApprovalsState, DEFAULT_GRANT_TTL_MS, dueForExpiry, isForbiddenClaim, LOG_LIMITS, type Verdict } from '@gatehouse/approvals';
 import { approvalProjection, DEFAULT_APPROVAL_RETAIN_MS } from '@gatehouse/approval-projection';
-import { assertTopicRetention, type DecodedRecord, FoldEngine, type FoldLog, type FoldProjection, type FoldStatus } from '@gatehouse/kafka';
+import { assertTopicRetention, type DecodedRecord, type FoldLog, type FoldProjection, type FoldStatus, type ServiceFold, type ServiceFoldOptions, startServiceFold } from '@gatehouse/kafka';
 import { type Kafka } from 'kafkajs';
 import { ApprovalError } from '../errors.js';
 
@@ -17,6 +17,11 @@ export interface ApprovalEngineOptions {
   readonly keyring: Keyring;
   readonly namespace?: string | undefined;
   readonly projection?: FoldProjection<'approvals', ApprovalsState> | undefined;
+  /**
+   * Scale-out (issue 19): the replicas share the approvals topic's partitions and this one folds only
+   * its own (`startServiceFold`); a decision on another partition's approval is forwarded to its owner.
+   */
+  readonly owned?: Omit<NonNullable<ServiceFoldOptions<'approvals', ApprovalsState, Verdict>['owned']>, 'group'>;
   readonly decisionDeadlineMs?: number;
   /** Least time between two snapshots of the fold, ms (see `FoldEngineOptions`). */
   readonly snapshotIntervalMs?: number;
@@ -27,6 +32,8 @@ export interface ApprovalEngineOptions {
   /** How long a grant may be used after its decision, ms (default 15 minutes): the decision's `useBy`. */
   readonly grantTtlMs?: number;
   readonly log?: FoldLog;
+  /** Told of every live change once the projection committed it, where the event stream is (reviewer webhooks). */
+  readonly onCommitted?: (change: CommittedChange) => void;
 }
 
 /** A change to one approval, as the live fold applied it: what the event stream sends reviewers. */
@@ -37,6 +44,14 @@ export interface ApprovalChange {
   readonly tenant: string;
   readonly connectorId: string;
   readonly at: string;
+}
+
+/** A live change once the projection committed it: the record, the fold's verdict on it and the approval as it left it. */
+export interface CommittedChange {
+  readonly record: DecodedRecord<'approvals'>;
+  readonly verdict: Verdict;
+  /** A frozen value: later events replace it in the fold, never change it. */
+  readonly approval: Approval;
 }
 
 export interface ApprovalStatusReport extends FoldStatus {
@@ -53,18 +68,19 @@ export interface ApprovalStatusReport extends FoldStatus {
 const EXPIRY_RETRY_MS = 5_000;
 
 /**
- * The approval service's decision point: a `FoldEngine` over `gatehouse.approvals.v1` with the
- * shared approval fold. A decision is appended and answered by the fold's verdict on it; an
+ * The approval service's decision point: the shared approval fold over `gatehouse.approvals.v1`
+ * (every partition, or, scaled out, the partitions this replica owns: `ServiceFold`). A decision is appended and answered by the fold's verdict on it; an
  * expiry sweeper appends `expired` for pending approvals past their deadline (the fold judges
  * the deadline by log time, so a sweep that runs early is rejected and repeated).
  */
 export class ApprovalEngine {
-  private engine!: FoldEngine<'approvals', ApprovalsState, Verdict>;
+  private engine!: ServiceFold<'approvals', ApprovalsState, Verdict>;
   private readonly changes = new EventEmitter();
   private sweeper: NodeJS.Timeout | undefined;
   private readonly expiring = new Map<string, number>();
   private expiries = 0;
   private forbiddenReported = 0;
+  private onCommitted: ((change: CommittedChange) => void) | undefined;
 
   private constructor(
     private readonly log: FoldLog,
@@ -80,6 +96,7 @@ export class ApprovalEngine {
 
   static async start(options: ApprovalEngineOptions): Promise<ApprovalEngine> {
     const approvals = new ApprovalEngine(options.log ?? (() => undefined), options.signingKey, options.grantTtlMs ?? DEFAULT_GRANT_TTL_MS, options.keyring.content);
+    approvals.onCommitted = options.onCommitted;
     const keyring = options.keyring;
     // A fold of what the topic still holds reaches this fold's state and verdicts only under this
     // retention (libs/approvals/src/retention.spec.ts): on a topic that could delete sooner, a
@@ -87,10 +104,11 @@ export class ApprovalEngine {
     // service did not. Refused before anything is read.
     const needMs = approvalLogRetentionMs(LOG_LIMITS, options.retainMs ?? DEFAULT_APPROVAL_RETAIN_MS);
     await assertTopicRetention(options.kafka, topicName('approvals', options.namespace), { atLeastMs: needMs });
-    approvals.engine = await FoldEngine.start({
+    approvals.engine = await startServiceFold({
       kafka: options.kafka,
       namespace: options.namespace,
       projection: options.projection,
+      ...(options.owned && { owned: { ...options.owned, group: 'approval-fold' } }),
       topicId: 'approvals',
       fold: approvalProjection(keyring, { retainMs: options.retainMs }).fold,
       decisionDeadlineMs: options.decisionDeadlineMs,
@@ -102,7 +120,7 @@ export class ApprovalEngine {
       auditKey: options.signingKey,
       onApplied: (record, verdict, live) => {
         if (live && isForbiddenClaim(verdict)) approvals.reportForbidden(record, verdict.unattributed ?? verdict.reason, options.namespace);
-        else if (live && !(verdict.kind === 'rejected' && verdict.reason === 'untrusted-signature')) approvals.announce(record);
+        else if (live && !(verdict.kind === 'rejected' && verdict.reason === 'untrusted-signature')) approvals.announce(record, verdict);
       },
     });
     const sweepMs = options.expirySweepMs ?? 1_000;
@@ -127,9 +145,9 @@ export class ApprovalEngine {
   }
 
   /** Tells subscribers about a change once the projection holds it, so a reviewer who reads it back finds it. */
-  private announce(record: DecodedRecord<'approvals'>): void {
+  private announce(record: DecodedRecord<'approvals'>, verdict: Verdict): void {
     const { event, logTime } = record;
-    const approval = this.engine.state.approvals.get(event.payload.approvalId);
+    const approval = this.engine.stateFor(event.payload.approvalId).state.approvals.get(event.payload.approvalId);
     if (!approval) return;
     const change: ApprovalChange = {
       approvalId: approval.approvalId,
@@ -140,16 +158,20 @@ export class ApprovalEngine {
       at: logTime.toISOString(),
     };
     this.engine.whenAnswered(record.partition, BigInt(record.offset)).then(
-      () => this.changes.emit('change', change),
+      () => {
+        this.onCommitted?.({ record, verdict, approval });
+        this.changes.emit('change', change);
+      },
       () => undefined, // stopping, or the database is down: a reconnecting stream re-reads the list
     );
   }
 
-  /** Appends `expired` for every pending approval past its deadline (not re-sent within 5 s). */
+  /** Appends `expired` for every pending approval past its deadline (not re-sent within 5 s), of the partitions this replica holds. */
   sweep(now = Date.now()): number {
     if (this.engine.phase !== 'running') return 0;
     let appended = 0;
-    for (const approval of dueForExpiry(this.engine.state, now)) {
+    const parts = this.engine.parts();
+    for (const approval of parts.flatMap(({ state }) => dueForExpiry(state, now))) {
       const last = this.expiring.get(approval.approvalId);
       if (last !== undefined && now - last < EXPIRY_RETRY_MS) continue;
       this.expiring.set(approval.approvalId, now);
@@ -161,6 +183,8 @@ export class ApprovalEngine {
           subject: approval.approvalId,
           causationId: approval.requestEventId,
           ...(approval.correlationId !== undefined && { correlationId: approval.correlationId }),
+          // The expiry ends the agent's approval wait in the request's trace.
+          ...(approval.trace !== undefined && { trace: approval.trace }),
         },
         { approvalId: approval.approvalId, deadline: new Date(approval.deadline).toISOString() },
       ));
@@ -168,18 +192,23 @@ export class ApprovalEngine {
       this.expiries += 1;
       this.engine.append(event).catch(() => this.log('warn', 'could not append an expiry; the next sweep retries', { code: 'APPROVAL.EXPIRY_APPEND_FAILED' }));
     }
-    for (const [id] of this.expiring) if (this.engine.state.approvals.get(id)?.status !== 'pending') this.expiring.delete(id);
+    for (const [id] of this.expiring) if (!parts.some(({ state }) => state.approvals.get(id)?.status === 'pending')) this.expiring.delete(id);
     return appended;
   }
 
-  /** The approval as this replica's fold has applied it (it may lag the log, never lead it). */
+  /**
+   * The approval as this replica's fold has applied it (it may lag the log, never lead it);
+   * scaled out, FOLD.NOT_OWNER when another replica owns its partition (the request is forwarded there).
+   */
   approval(approvalId: string): Approval | undefined {
-    return this.engine.state.approvals.get(approvalId);
+    return this.engine.stateFor(approvalId).state.approvals.get(approvalId);
   }
 
-  /** The fold's state, read only. */
+  /** The fold's state, read only: every partition this replica holds (one replica: the whole topic's). */
   get state(): ApprovalsState {
-    return this.engine.state;
+    const parts = this.engine.parts();
+    if (parts.length === 1 && parts[0]) return parts[0].state;
+    throw new TypeError('a scaled-out replica holds one state per partition: read approval(id) or status()');
   }
 
   /** Signs `event` as this service, appends it, and answers with the fold's verdict on it once applied and projected. */
@@ -198,9 +227,14 @@ export class ApprovalEngine {
   }
 
   status(): ApprovalStatusReport {
-    let pending = 0;
-    for (const a of this.engine.state.approvals.values()) if (a.status === 'pending') pending += 1;
-    return { ...this.engine.status(), approvals: this.engine.state.approvals.size, pending, expiriesAppended: this.expiries, untrustedGrants: this.engine.state.untrusted.count, forbiddenClaims: this.engine.state.forbidden.count };
+    let [approvals, pending, untrusted, forbidden] = [0, 0, 0, 0];
+    for (const { state } of this.engine.parts()) {
+      approvals += state.approvals.size;
+      for (const a of state.approvals.values()) if (a.status === 'pending') pending += 1;
+      untrusted += state.untrusted.count;
+      forbidden += state.forbidden.count;
+    }
+    return { ...this.engine.status(), approvals, pending, expiriesAppended: this.expiries, untrustedGrants: untrusted, forbiddenClaims: forbidden };
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,8 @@
+import { type JsonSchema, type OpenApiDocument, type OpenApiParameter } from '@gatehouse/service-runtime';
+
 /** JSON Schema pieces of the document, named once. */
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: object) => ({ 'application/json': { schema } });
+const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
 const errorResponse = (description: string) => ({ description, content: json(ref('Error')) });
 
 const Actor = {
@@ -11,7 +13,7 @@ const Actor = {
 
 const Status = { type: 'string', enum: ['pending', 'approved', 'approved-with-edits', 'denied', 'expired', 'cancelled'] };
 
-const approvalIdParam = {
+const approvalIdParam: OpenApiParameter = {
   name: 'approvalId',
   in: 'path',
   required: true,
@@ -40,13 +42,14 @@ export const OPENAPI_DOCUMENT = {
         operationId: 'listApprovals',
         summary: 'Approvals the reviewer may see, newest request first',
         parameters: [
-          { name: 'status', in: 'query', description: 'One status or a comma-separated list.', schema: { type: 'string' } },
+          { name: 'status', in: 'query', description: 'One status or a comma-separated list; `decided` stands for approved, approved-with-edits and denied.', schema: { type: 'string' } },
           { name: 'tenant', in: 'query', schema: { type: 'string' } },
           { name: 'connector', in: 'query', schema: { type: 'string' } },
           { name: 'requester', in: 'query', description: 'Requester id.', schema: { type: 'string' } },
           { name: 'minAgeSeconds', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 3_153_600_000 } },
           { name: 'maxAgeSeconds', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 3_153_600_000 } },
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+          { name: 'order', in: 'query', description: '`requested`: newest request first. `settled`: settled approvals only, newest settlement first (the history).', schema: { enum: ['requested', 'settled'], default: 'requested' } },
           { name: 'cursor', in: 'query', description: '`nextCursor` of the previous page.', schema: { type: 'string' } },
         ],
         responses: {
@@ -118,11 +121,17 @@ export const OPENAPI_DOCUMENT = {
     '/openapi.json': {
       get: { operationId: 'openapi', summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } } },
     },
-    '/inbox/app.js': {
-      get: { operationId: 'inboxScript', summary: "The inbox's script", security: [], responses: { '200': { description: 'JavaScript', content: { 'text/javascript': { schema: { type: 'string' } } } } } },
-    },
-    '/inbox/app.css': {
-      get: { operationId: 'inboxStyles', summary: "The inbox's styles", security: [], responses: { '200': { description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } } } },
+    '/inbox/{asset}': {
+      get: {
+        operationId: 'inboxAsset',
+        summary: "One of the inbox's built scripts (ES modules, `app.js` first) or its style sheet (`app.css`)",
+        security: [],
+        parameters: [{ name: 'asset', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z][a-z0-9-]*\\.(js|css)$' } }],
+        responses: {
+          '200': { description: 'JavaScript or CSS', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } },
+          '404': errorResponse('No such asset'),
+        },
+      },
     },
     '/inbox': {
       get: { operationId: 'inbox', summary: 'The reviewers’ web inbox (its data calls need a credential)', security: [], responses: { '200': { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } } },
@@ -208,4 +217,4 @@ export const OPENAPI_DOCUMENT = {
       },
     },
   },
-} as const;
+} as const satisfies OpenApiDocument;

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { createHash, randomUUID } from 'node:crypto';
 import { type INestApplication } from '@nestjs/common';
 import { createServiceApp, serviceConfigFromEnv, SERVICES } from '@gatehouse/service-runtime';
-import { type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
+import { freePort, type HttpClient, httpClient, listenOnLoopback } from '@gatehouse/service-runtime/testing';
 import { ApprovalModule } from '../app.module.js';
 import { type ApprovalOptions, parseReviewers } from '../approval-config.js';
 import { type ApprovalEngine } from '../engine/approval-engine.js';
@@ -49,6 +49,10 @@ export interface ApprovalAppOptions {
   readonly expirySweepMs?: number;
   /** How long the fold keeps a settled approval, ms (default the service's: 7 days). */
   readonly retainMs?: number;
+  /** A scaled-out replica (GATEHOUSE_SCALE_OUT=partitions) of this name: it folds only the partitions its group gives it. */
+  readonly replica?: string;
+  /** Reviewer webhooks (none by default). */
+  readonly webhooks?: ApprovalOptions['webhooks'];
 }
 
 /** An approval service booted in-process on a random loopback port, spoken to over real HTTP. */
@@ -59,8 +63,15 @@ export interface ApprovalApp extends HttpClient {
 }
 
 export async function startApprovalApp(options: ApprovalAppOptions): Promise<ApprovalApp> {
-  const base = serviceConfigFromEnv(SERVICES['approval'], { ...process.env, GATEHOUSE_TOPIC_NAMESPACE: options.namespace, GATEHOUSE_DATABASE_URL: options.databaseUrl });
-  const config = { ...base, port: 0, database: { ...base.database, schema: options.schema } };
+  // A replica must know its port before it starts: it is the address other replicas forward to.
+  const port = options.replica === undefined ? 0 : await freePort();
+  const base = serviceConfigFromEnv(SERVICES['approval'], {
+    ...process.env,
+    GATEHOUSE_TOPIC_NAMESPACE: options.namespace,
+    GATEHOUSE_DATABASE_URL: options.databaseUrl,
+    ...(options.replica !== undefined && { GATEHOUSE_SCALE_OUT: 'partitions', GATEHOUSE_REPLICA_ID: options.replica, GATEHOUSE_PORT: String(port) }),
+  });
+  const config = { ...base, port, database: { ...base.database, schema: options.schema } };
   const approvalOptions: ApprovalOptions = {
     reviewers: parseReviewers(reviewersJson(options.reviewers)),
     signingKey: options.signingKey ?? TEST_KEYS.approval,
@@ -70,8 +81,9 @@ export async function startApprovalApp(options: ApprovalAppOptions): Promise<App
     expirySweepMs: options.expirySweepMs ?? 200,
     grantTtlMs: 15 * 60 * 1000,
     ...(options.retainMs !== undefined && { retainMs: options.retainMs }),
+    ...(options.webhooks && { webhooks: options.webhooks }),
   };
   const app = await createServiceApp(ApprovalModule.forRoot(config, approvalOptions), { logger: ['error'] });
-  const client = httpClient(await listenOnLoopback(app));
+  const client = httpClient(await listenOnLoopback(app, port));
   return { ...client, app, engine: app.get<ApprovalEngine>(APPROVAL_ENGINE), close: () => app.close() };
 }
