@@ -1,13 +1,17 @@
-// Runs the ```ts example blocks of a package README, so the documentation cannot rot.
-// Each block is written to <package>/src/.readme-examples/ (so the package's imports and
-// Jest's transform apply), imported, and must finish without throwing; blocks assert with
-// node:assert. Used by each package's readme spec.
+// Runs the ```ts example blocks of a package README (or of another Markdown file, such as a
+// migration guide under docs/), so the documentation cannot rot. Each block is written to
+// <package>/src/.readme-examples/ (so the package's imports and Jest's transform apply),
+// imported, and must finish without throwing; blocks assert with node:assert. Used by each
+// package's readme spec.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** @param {string} packageDir absolute path of the package */
-export function readmeExamples(packageDir) {
-  const markdown = readFileSync(path.join(packageDir, 'README.md'), 'utf8');
+/**
+ * @param {string} packageDir absolute path of the package
+ * @param {string} [markdownFile] the Markdown file, absolute or relative to the package (default: its README.md)
+ */
+export function readmeExamples(packageDir, markdownFile = 'README.md') {
+  const markdown = readFileSync(path.resolve(packageDir, markdownFile), 'utf8');
   return [...markdown.matchAll(/```ts example\n([\s\S]*?)```/g)].map((m, i) => ({ index: i + 1, code: m[1] }));
 }
 

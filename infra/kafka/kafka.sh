@@ -8,13 +8,21 @@
 # <state dir>/secrets/kafka/<user>.password (mode 600) and never printed. A data dir formatted
 # without them (the state of an older checkout) is refused with a hint to run `reset`.
 #
-# Usage: infra/kafka/kafka.sh fetch|start|stop|status|reset
+# Usage: infra/kafka/kafka.sh fetch|prepare|start|stop|kill|status|reset
 #
 # Environment (all optional):
 #   GATEHOUSE_STATE_DIR               state root (default: <repo root>/.gatehouse)
 #   GATEHOUSE_KAFKA_PORT              client (SASL_PLAINTEXT) listener port (default 9092)
 #   GATEHOUSE_KAFKA_CONTROLLER_PORT   KRaft controller port (default 9093)
 #   GATEHOUSE_KAFKA_START_TIMEOUT     seconds to wait for the broker (default 180)
+# One node of a cluster (infra/kafka/cluster.sh sets these; the defaults make a single node):
+#   GATEHOUSE_KAFKA_NODE_ID           this node's id (default 1)
+#   GATEHOUSE_KAFKA_QUORUM_VOTERS     the controller quorum, id@host:port,... (default: this node alone)
+#   GATEHOUSE_KAFKA_REPLICATION       replication factor of internal and new topics (default 1);
+#                                     min.insync.replicas is 2 from 3 replicas on, else 1
+#   GATEHOUSE_KAFKA_SECRETS_DIR       passwords and JAAS, shared by a cluster's nodes (default: <state>/secrets/kafka)
+#   GATEHOUSE_KAFKA_CLUSTER_ID_FILE   the cluster id, shared by a cluster's nodes (default: <state>/kafka/cluster.id)
+#   GATEHOUSE_KAFKA_LIBS_DIR          the jars, shared by a cluster's nodes (default: <state>/kafka/libs-<version>)
 #   GATEHOUSE_M2_REPO                 Maven local repository (default: Maven's own, ~/.m2/repository)
 #   JAVA_HOME                         Java to use (default: java on PATH)
 set -euo pipefail
@@ -57,6 +65,16 @@ is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 is_uint "${PORT}" || die "GATEHOUSE_KAFKA_PORT must be a number, got '${PORT}'"
 is_uint "${CONTROLLER_PORT}" || die "GATEHOUSE_KAFKA_CONTROLLER_PORT must be a number, got '${CONTROLLER_PORT}'"
 is_uint "${START_TIMEOUT}" || die "GATEHOUSE_KAFKA_START_TIMEOUT must be a number of seconds, got '${START_TIMEOUT}'"
+readonly NODE_ID="${GATEHOUSE_KAFKA_NODE_ID:-1}"
+readonly QUORUM_VOTERS="${GATEHOUSE_KAFKA_QUORUM_VOTERS:-${NODE_ID}@${HOST}:${CONTROLLER_PORT}}"
+readonly REPLICATION="${GATEHOUSE_KAFKA_REPLICATION:-1}"
+is_uint "${NODE_ID}" || die "GATEHOUSE_KAFKA_NODE_ID must be a number, got '${NODE_ID}'"
+is_uint "${REPLICATION}" && ((REPLICATION >= 1)) || die "GATEHOUSE_KAFKA_REPLICATION must be a positive number, got '${REPLICATION}'"
+[[ "${QUORUM_VOTERS}" =~ ^[0-9]+@[0-9.]+:[0-9]+(,[0-9]+@[0-9.]+:[0-9]+)*$ ]] ||
+  die "GATEHOUSE_KAFKA_QUORUM_VOTERS must be id@host:port[,id@host:port...], got '${QUORUM_VOTERS}'"
+# Writes go on with one of three replicas down, never with a single copy.
+if ((REPLICATION >= 3)); then MIN_ISR=2; else MIN_ISR=1; fi
+readonly MIN_ISR
 [[ "${PORT}" != "${CONTROLLER_PORT}" ]] || die "GATEHOUSE_KAFKA_PORT and GATEHOUSE_KAFKA_CONTROLLER_PORT must differ"
 
 # State paths (absolute, so the marker and log.dirs do not depend on cwd).
@@ -65,19 +83,19 @@ mkdir -p -- "${STATE_DIR}"
 STATE_DIR="$(cd -- "${STATE_DIR}" && pwd -P)"
 readonly STATE_DIR
 readonly KAFKA_DIR="${STATE_DIR}/kafka"
-readonly LIBS_DIR="${KAFKA_DIR}/libs-${KAFKA_VERSION}"
+readonly LIBS_DIR="${GATEHOUSE_KAFKA_LIBS_DIR:-${KAFKA_DIR}/libs-${KAFKA_VERSION}}"
 readonly LIBS_MARKER="${LIBS_DIR}/.fetch-complete"
 readonly DATA_DIR="${KAFKA_DIR}/data"
 readonly LOGS_DIR="${KAFKA_DIR}/logs"
 readonly PID_FILE="${KAFKA_DIR}/kafka.pid"
-readonly CLUSTER_ID_FILE="${KAFKA_DIR}/cluster.id"
+readonly CLUSTER_ID_FILE="${GATEHOUSE_KAFKA_CLUSTER_ID_FILE:-${KAFKA_DIR}/cluster.id}"
 readonly PROPS_FILE="${KAFKA_DIR}/server.properties"
 readonly SERVER_LOG="${LOGS_DIR}/server.log"
 readonly STDOUT_LOG="${LOGS_DIR}/kafkaServer.out"
 readonly LOCK_FILE="${KAFKA_DIR}/.lock"
 # The users the storage was formatted with (one per line); missing = formatted without SCRAM.
 readonly USERS_MARKER="${KAFKA_DIR}/scram-users"
-readonly SECRETS_DIR="${STATE_DIR}/secrets/kafka"
+readonly SECRETS_DIR="${GATEHOUSE_KAFKA_SECRETS_DIR:-${STATE_DIR}/secrets/kafka}"
 readonly JAAS_FILE="${SECRETS_DIR}/broker.jaas"
 readonly ADMIN_CLIENT_PROPS="${SECRETS_DIR}/admin.properties"
 # Unique argument on our java command line; stop/status find our JVMs by it.
@@ -341,6 +359,10 @@ write_properties() {
   content="${content//@@KAFKA_PORT@@/"${PORT}"}"
   content="${content//@@CONTROLLER_PORT@@/"${CONTROLLER_PORT}"}"
   content="${content//@@DATA_DIR@@/"${DATA_DIR}"}"
+  content="${content//@@NODE_ID@@/"${NODE_ID}"}"
+  content="${content//@@QUORUM_VOTERS@@/"${QUORUM_VOTERS}"}"
+  content="${content//@@REPLICATION@@/"${REPLICATION}"}"
+  content="${content//@@MIN_ISR@@/"${MIN_ISR}"}"
   if [[ "${content}" =~ @@[A-Z_]+@@ ]]; then
     die "unknown placeholder ${BASH_REMATCH[0]} in ${TEMPLATE}"
   fi
@@ -359,14 +381,15 @@ password_file() { printf '%s/%s.password' "${SECRETS_DIR}" "$1"; }
 
 # Writes a file only the user can read: $1 path; content on stdin.
 write_private() {
-  (umask 077 && cat >"$1.tmp" && mv -- "$1.tmp" "$1")
+  # A temporary name of this process's own: a cluster's nodes write their shared files at once.
+  (umask 077 && cat >"$1.tmp.$$" && mv -- "$1.tmp.$$" "$1")
 }
 
 # Creates the secrets folder (mode 700) and a password file (mode 600) for every user lacking one.
 ensure_passwords() {
   local user file
   (umask 077 && mkdir -p -- "${SECRETS_DIR}")
-  chmod 700 -- "${STATE_DIR}/secrets" "${SECRETS_DIR}"
+  chmod 700 -- "$(dirname -- "${SECRETS_DIR}")" "${SECRETS_DIR}"
   for user in "${KAFKA_USERS[@]}"; do
     file="$(password_file "${user}")"
     if [[ ! -s "${file}" ]]; then
@@ -472,6 +495,18 @@ format_storage_if_needed() {
   printf '%s\n' "${KAFKA_USERS[@]}" >"${USERS_MARKER}"
 }
 
+# Everything a start needs but the JVM: jars, properties, formatted storage (with the SCRAM
+# users), JAAS. A cluster prepares its nodes one after another (they share the passwords), then
+# starts them together (a node is ready only once a quorum of controllers is up).
+do_prepare() {
+  command -v "${JAVA}" >/dev/null 2>&1 || die "java not found (install a JDK 17 or set JAVA_HOME)"
+  do_fetch
+  mkdir -p -- "${DATA_DIR}" "${LOGS_DIR}"
+  write_properties
+  format_storage_if_needed
+  write_jaas
+}
+
 do_start() {
   local pid p
   pid="$(running_pid)"
@@ -500,12 +535,7 @@ do_start() {
     fi
   done
 
-  command -v "${JAVA}" >/dev/null 2>&1 || die "java not found (install a JDK 17 or set JAVA_HOME)"
-  do_fetch
-  mkdir -p -- "${DATA_DIR}" "${LOGS_DIR}"
-  write_properties
-  format_storage_if_needed
-  write_jaas
+  do_prepare
 
   local offset=0 started
   archive_logs
@@ -582,6 +612,21 @@ do_stop() {
   fi
 }
 
+# SIGKILL, no shutdown: what a crashed machine does to the broker (the fault tests' kill).
+do_kill() {
+  local pid killed=0
+  while read -r pid; do
+    [[ -n "${pid}" ]] || continue
+    kill -KILL "${pid}" 2>/dev/null || true
+    killed=1
+  done < <(our_pids)
+  local deadline=$(($(now) + 10))
+  while [[ -n "$(our_pids)" ]] && (($(now) < deadline)); do sleep 0.1; done
+  [[ -z "$(our_pids)" ]] || die "broker JVMs still running after SIGKILL: $(our_pids | tr '\n' ' ')"
+  rm -f -- "${PID_FILE}"
+  if ((killed)); then say "killed"; else say "not running"; fi
+}
+
 # ---------------------------------------------------------------- status
 
 do_status() {
@@ -609,11 +654,13 @@ do_reset() {
 
 usage() {
   cat <<EOF
-usage: $(basename -- "$0") fetch|start|stop|status|reset
+usage: $(basename -- "$0") fetch|prepare|start|stop|kill|status|reset
 
   fetch   copy the Kafka ${KAFKA_VERSION} jars from Maven into ${LIBS_DIR}
-  start   start the broker on ${HOST}:${PORT} (fetches, creates users and formats as needed); no-op if running
+  prepare fetch, write the properties, create the users and format the storage, without starting
+  start   start the broker on ${HOST}:${PORT} (prepares as needed); no-op if running
   stop    stop the broker (SIGTERM, SIGKILL after ${STOP_TIMEOUT}s)
+  kill    SIGKILL the broker (no shutdown: a crash)
   status  exit 0 when running, 3 when not
   reset   stop, then delete the data (topics, offsets, users) and the Kafka passwords
 EOF
@@ -626,9 +673,17 @@ main() {
       take_lock
       do_fetch
       ;;
+    prepare)
+      take_lock
+      do_prepare
+      ;;
     start)
       take_lock
       do_start
+      ;;
+    kill)
+      take_lock
+      do_kill
       ;;
     stop)
       take_lock

@@ -33,6 +33,10 @@ fi
 # The tests get a broker of their own (own_broker, lib.sh). Their default Kafka client is its
 # super user `admin`; specs and the processes they start take other principals' password files
 # from beside admin's.
+# Every test provisions topics in a namespace of its own, hundreds per run: at the catalog's 12
+# partitions per topic that is ~20,000 partitions on one broker. The tests' broker gets 3 (the
+# product is the same at any count; the scale tests split 3 between replicas).
+export GATEHOUSE_TOPIC_PARTITIONS="${GATEHOUSE_TOPIC_PARTITIONS:-3}"
 own_broker test "${GATEHOUSE_TEST_KAFKA_PORT:-19092}" "${GATEHOUSE_TEST_KAFKA_CONTROLLER_PORT:-19093}"
 echo "test: build"
 build_all

@@ -214,18 +214,13 @@ describe('the broker stopped and restarted mid-run', () => {
       expect(executed.filter((c) => c.startsWith('c')).sort()).toEqual([...ok].sort());
       expect(executed.filter((c) => c === 'after-refund')).toHaveLength(1);
 
-      // And everything acknowledged over the whole run, outage included, is on the topic.
-      // A write acknowledged while the topic was being read lies past the end that read took: read
-      // again until every acknowledged id is there (one the broker lost never is, and this fails).
+      // And everything acknowledged over the whole run, outage included, is on the topic (the
+      // traffic has stopped: one read sees it all). A write sent as the broker stopped may have
+      // landed unacknowledged; the producer then renews its id (ProducerLane), or the broker would
+      // take the next write of the same size for a retry of it and acknowledge it unwritten.
       await audit?.flush().catch(() => undefined);
-      let missing: string[] = [];
-      for (let attempt = 0; attempt < 10; attempt += 1) {
-        const finalTopic = await auditIdsOnTopic();
-        missing = acknowledged.filter((id) => !finalTopic.has(id));
-        if (missing.length === 0) break;
-        await new Promise((r) => setTimeout(r, 1_000));
-      }
-      expect(missing).toEqual([]);
+      const finalTopic = await auditIdsOnTopic();
+      expect(acknowledged.filter((id) => !finalTopic.has(id))).toEqual([]);
     } finally {
       // A failed step must not leave the traffic loop running into the next spec.
       flowing = false;

@@ -8,9 +8,9 @@ import { RequestContext } from '@mastra/core/request-context';
 import { z } from 'zod';
 import { AGENT_AUDIT_CONTEXT_KEY, AuditLogger, CONNECTOR_EXECUTION_CONTEXT_KEY, createConnector, invokeConnector, toDecisionEvent } from '@gatehouse/guard';
 import { createKafkaApprovalGateway, type KafkaApprovalGateway } from '@gatehouse/guard/approvals';
-import { ApprovalCancelledV1, createEvent, encodeEvent, LedgerRateConsumedV1, PolicyBundlePublishedV1, type TopicId, topicName, TOPICS } from '@gatehouse/contracts';
+import { ApprovalCancelledV1, createEvent, encodeEvent, LedgerRateConsumedV1, PolicyBundlePublishedV1, type TopicId, topicName } from '@gatehouse/contracts';
 import { TEST_AGENT_KEY, TEST_KEYRING } from '@gatehouse/contracts/testing';
-import { EventConsumer, EventProducer, kafkaGroupId, replayTopic, throwawayGroupId } from '@gatehouse/kafka';
+import { EventConsumer, EventProducer, kafkaGroupId, replayTopic, throwawayGroupId, topicPartitions, topicPartitionsFromEnv } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { type Kafka, type KafkaMessage, type Producer } from 'kafkajs';
 import { auditReader } from '../src/support/audit-reader.js';
@@ -80,7 +80,7 @@ function garbage(topicId: TopicId): Buffer[] {
 /** Writes one garbage record to every partition of the topic (so whatever partition the valid record takes, poison precedes it). */
 async function poison(topicId: TopicId): Promise<number> {
   const kinds = garbage(topicId);
-  const partitions = TOPICS[topicId].partitions;
+  const partitions = topicPartitions(topicId, topicPartitionsFromEnv());
   const messages = Array.from({ length: Math.max(partitions, kinds.length) }, (_, i) => ({ partition: i % partitions, key: `poison-${i}`, value: kinds[i % kinds.length] as Buffer }));
   await raw?.send({ topic: topicName(topicId, namespace), acks: -1, messages });
   return messages.length;
@@ -204,7 +204,8 @@ describe('a poison record on each topic', () => {
     // Keys until every partition had one after its poison: the fold must get past each to answer.
     const partitions = new Set<number>();
     let keys = 0;
-    while (partitions.size < TOPICS.ledger.partitions && keys < 50) {
+    const partitionCount = topicPartitions('ledger', topicPartitionsFromEnv());
+    while (partitions.size < partitionCount && keys < 50) {
       keys += 1;
       const key = sha256(`poison-${keys}`);
       const reserved = await post('/v1/idempotency/reservations', { key, connectorId: 'orders.ship', holder: 'h', pendingTtlMs: 60_000 });
@@ -214,7 +215,7 @@ describe('a poison record on each topic', () => {
       expect(view.body.status).toBe('completed');
       partitions.add(view.body.position.partition);
     }
-    expect(partitions.size).toBe(TOPICS.ledger.partitions);
+    expect(partitions.size).toBe(partitionCount);
     const status = await json<{ unappliedRecords: number; keys: number; phase: string }>(`${ledger.url}/v1/ledger/status`);
     expect(status.body).toMatchObject({ phase: 'running', unappliedRecords: count, keys });
     expect(await parkedCodes('ledger', 'ledger', count)).toEqual(new Set(CONTRACT_CODES));
