@@ -19,6 +19,7 @@ import { type Actor, actorFromRequestContext } from '../rbac/actor.js';
 import { GUARDRAIL_APPROVAL_CONTEXT_KEY, ISOLATION_SCOPE_CONTEXT_KEY, IDEMPOTENCY_KEY_CONTEXT_KEY, WORKFLOW_SCOPE_CONTEXT_KEY } from './context-keys.js';
 import { EgressDeniedError, egressFetch, type EgressGuardedFetch } from './egress/index.js';
 import { egressHookOf, hookedEgressFetch } from './egress/egress-hooks.js';
+import { judgeEdit } from './edit-judge.js';
 import { CONNECTOR_DECISIONS, decisionOf, isConnectorDecisionCode, policyOf } from './decisions.js';
 import { ConnectorEvaluatorError, ConnectorPolicyError, ConnectorStoreError, ConnectorValidationError, type ConnectorStoreName, type ConnectorStoreOperation } from './errors.js';
 import { type ResolvedManifest, resolveManifest } from './manifest.js';
@@ -531,7 +532,11 @@ async function runGatedCall(c: Internals, input: unknown, call: CallInfo): Promi
     }
     if (grant) {
       if (grant.approvalId !== undefined) approvalDetail = { approvalId: grant.approvalId };
-      if (grant.editedInput !== undefined) effectiveInput = validate(c, 'input', grant.editedInput);
+      if (grant.editedInput !== undefined) {
+        const judged = await judgeEdit(rc, validate(c, 'input', grant.editedInput), (value) => c.inputSchema.safeParse(value));
+        if (judged.kind !== 'run') return deny(judged.kind === 'refused' ? 'CONNECTOR.APPROVAL_EDIT_REFUSED' : 'CONNECTOR.APPROVAL_EDIT_INVALID');
+        effectiveInput = judged.input;
+      }
     } else if (!c.approvals) {
       return deny('CONNECTOR.APPROVAL_REQUIRED');
     } else {
@@ -600,7 +605,10 @@ async function runGatedCall(c: Internals, input: unknown, call: CallInfo): Promi
         // The reviewer edited the redacted view: untouched redacted values go back in, then the schema judges.
         const parsed = c.inputSchema.safeParse(restoreRedacted(edits, input, redacted.paths));
         if (!parsed.success) return deny('CONNECTOR.APPROVAL_EDIT_INVALID');
-        effectiveInput = parsed.data;
+        // The tool-args guardrails judged the proposed call; they judge the reviewer's edit too.
+        const judged = await judgeEdit(rc, parsed.data, (value) => c.inputSchema.safeParse(value));
+        if (judged.kind !== 'run') return deny(judged.kind === 'refused' ? 'CONNECTOR.APPROVAL_EDIT_REFUSED' : 'CONNECTOR.APPROVAL_EDIT_INVALID');
+        effectiveInput = judged.input;
       }
       grantToUse = { grant: granted.grant, request: asked, gateway: approvals.gateway };
       await allow('CONNECTOR.APPROVAL_GRANTED', 'tool.approval');

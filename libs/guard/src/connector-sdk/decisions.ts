@@ -37,6 +37,7 @@ const TABLE = {
   'CONNECTOR.APPROVAL_UNAVAILABLE': d('unavailable', 'the approvals log could not be read or written', true),
   'CONNECTOR.APPROVAL_REQUEST_INVALID': d('approval', 'the call cannot be put to a reviewer'),
   'CONNECTOR.APPROVAL_EDIT_INVALID': d('approval', 'the approved edit does not match the connector schema'),
+  'CONNECTOR.APPROVAL_EDIT_REFUSED': d('approval', 'a tool-args guardrail refused the approved edit'),
   'CONNECTOR.APPROVAL_BUDGET': d('approval', 'the run has used up its approval budget; no reviewer was asked'),
   'CONNECTOR.GRANT_INVALID': d('approval', 'approval grants in context are malformed'),
   'CONNECTOR.IDEMPOTENCY_KEY_REQUIRED': d('idempotency', 'the call requires an idempotency key'),

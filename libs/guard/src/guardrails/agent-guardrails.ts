@@ -8,6 +8,7 @@ import { auditContextFromRequestContext } from '../context.js';
 import { connectorHasApprovalGateway } from '../connector-sdk/connector.js';
 import { GUARDRAIL_APPROVAL_CONTEXT_KEY } from '../connector-sdk/context-keys.js';
 import { egressHookOf, type EgressRequestView, setEgressHook } from '../connector-sdk/egress/egress-hooks.js';
+import { type EditJudge, type EditJudgement, setEditJudge } from '../connector-sdk/edit-judge.js';
 import { type Abort, isTripWire } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
 import { guardrailCode, guardrailReason, recordGuardrailDecision } from './audit-guardrail.js';
@@ -82,18 +83,20 @@ export function startGuardrailRun(
 }
 
 /**
- * A copy of this call's context that tells the connector a guardrail parked the call on a person
- * (GUARDRAIL_APPROVAL_CONTEXT_KEY); it keeps the run and the egress hook of the original.
+ * A copy of this call's context for a connector: it keeps the run, the egress hook and the approval
+ * budget of the original, carries the judge of a reviewer's edit, and, when a guardrail parked the
+ * call on a person, says so (GUARDRAIL_APPROVAL_CONTEXT_KEY).
  */
-function parkedContext(rc: unknown, by: string): RequestContext {
+function connectorCallContext(rc: unknown, judge: EditJudge, parkedBy?: string): RequestContext {
   const copy = new RequestContext() as RequestContext;
   if (rc instanceof RequestContext) for (const [key, value] of rc.entries()) copy.set(key, value);
-  copy.set(GUARDRAIL_APPROVAL_CONTEXT_KEY, Object.freeze({ by }));
+  if (parkedBy !== undefined) copy.set(GUARDRAIL_APPROVAL_CONTEXT_KEY, Object.freeze({ by: parkedBy }));
   const run = guardrailRunOf(rc);
   if (run) runs.set(copy, run);
   const hook = egressHookOf(rc);
   if (hook) setEgressHook(copy, hook);
   shareApprovalBudget(rc, copy);
+  setEditJudge(copy, judge);
   return copy;
 }
 
@@ -144,6 +147,32 @@ async function decide(
   if (decision.ran.length === 0 && !decision.fault) return decision;
   const recorded = await recordGuardrailDecision(options.audit, decision, { placement, resource, requestContext, detail: replayed ? { ...detail, replayed: true } : detail, startedAt });
   return recorded ? decision : NOT_RECORDED;
+}
+
+/**
+ * What a verdict on a reviewer's edit means for the call. A person wrote and approved these
+ * arguments, so an `approve` verdict is already answered; a mask or rewrite runs its payload (the
+ * connector's schema judges it again); deny and halt refuse the call, and halt ends the run.
+ */
+function editJudgement(decision: GuardrailDecision, edited: JsonValue, run: GuardrailRun | undefined): EditJudgement {
+  switch (decision.verdict.action) {
+    case 'allow':
+    case 'observe':
+    case 'approve':
+      return { kind: 'run', input: edited };
+    case 'mask':
+    case 'rewrite':
+      return decision.verdict.payload === undefined ? { kind: 'refused' } : { kind: 'run', input: decision.verdict.payload };
+    case 'halt':
+      if (run) run.halted ??= { by: decision.by ?? 'guardrail', reason: guardrailReason(decision) };
+      return { kind: 'refused' };
+    case 'deny':
+      return { kind: 'refused' };
+    default: {
+      const exhaustive: never = decision.verdict.action;
+      return exhaustive;
+    }
+  }
 }
 
 function refusal(tool: string, decision: GuardrailDecision): GuardrailRefusal {
@@ -204,6 +233,12 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
       const detail = { tool: toolId, ...(toolCallId === undefined ? {} : { toolCallId }) };
       let callInput = input;
       let callCtx = ctx;
+      // A reviewer may approve the call with edits: the guardrails judge those arguments too (a step of its own).
+      const judgeEdit: EditJudge = async (edited) => {
+        const step = toolCallId === undefined ? undefined : `${toolCallId}#edit`;
+        const verdict = await decide(options, 'tool-args', edited, rc, context.abortSignal, resource, { ...detail, edit: true }, tool, step);
+        return editJudgement(verdict, edited, run);
+      };
       if (args) {
         const decision = isJsonValue(input) ? await decide(options, 'tool-args', input, rc, context.abortSignal, resource, detail, tool, toolCallId) : NOT_JSON;
         switch (decision.verdict.action) {
@@ -218,7 +253,7 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
             // A person must say yes: only a connector's approvals gateway can ask one. The call is
             // parked there even if the connector's manifest does not require approval.
             if (!connectorHasApprovalGateway(original)) return refusal(toolId, { ...decision, verdict: { ...decision.verdict, reason: 'approval.unavailable' } });
-            callCtx = { ...context, requestContext: parkedContext(rc, decision.by ?? 'guardrail') };
+            callCtx = { ...context, requestContext: connectorCallContext(rc, judgeEdit, decision.by ?? 'guardrail') };
             break;
           case 'halt':
             if (run) run.halted ??= { by: decision.by ?? 'guardrail', reason: guardrailReason(decision) };
@@ -231,6 +266,7 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
           }
         }
       }
+      if (args && callCtx === ctx && connectorHasApprovalGateway(original)) callCtx = { ...context, requestContext: connectorCallContext(rc, judgeEdit) };
       const output = await original.execute!(callInput, callCtx);
       if (!results) return output;
       const decision = isJsonValue(output) ? await decide(options, 'tool-result', output, rc, context.abortSignal, resource, detail, tool, toolCallId) : NOT_JSON;

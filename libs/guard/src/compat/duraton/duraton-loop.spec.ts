@@ -4,6 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { RequestContext } from '@mastra/core/request-context';
 import { createTool } from '@mastra/core/tools';
+import { type JsonValue } from '@gatehouse/contracts';
 import { testAgentKey } from '@gatehouse/contracts/testing';
 import { z } from 'zod';
 import { createGuardedAgent, type GuardedAgentConfig } from '../../agent/guarded-agent.js';
@@ -212,18 +213,75 @@ describe('D19 the approval budget and stopReason approval-budget', () => {
 });
 
 describe('D42 a reviewer\'s edit', () => {
-  it('is checked against the connector\'s schema, not by the tool-args guardrails again (they judged the proposed call)', async () => {
+  const capped: Guardrail = {
+    name: 'refund-cap',
+    placements: ['tool-args'],
+    check: ({ value }) => ((value as { amount: number }).amount > 100 ? { action: 'deny', outcome: 'complete', detections: ['amount.cap'] } : { action: 'allow', outcome: 'complete', detections: [] }),
+  };
+
+  it('is judged by the tool-args guardrails again, after the connector\'s schema, and runs when they allow it', async () => {
     const gateway = createInMemoryApprovalGateway({ agentKey: AGENT_KEY });
     const { refund, refunded } = approvalsFor(gateway);
-    let judged = 0;
-    const counting: Guardrail = { name: 'counting', placements: ['tool-args'], check: () => { judged += 1; return { action: 'allow', outcome: 'complete', detections: [] }; } };
+    const judged: unknown[] = [];
+    const counting: Guardrail = { name: 'counting', placements: ['tool-args'], check: ({ value }) => { judged.push(value); return { action: 'allow', outcome: 'complete', detections: [] }; } };
     const { agent } = agentWith([{ toolCall: call('payments.refund', 'c1', { amount: 10 }) }, { text: 'Refunded.' }], { tools: { 'payments.refund': refund }, guardrails: [counting] });
     const answer = agent.generate('refund', { requestContext: context() });
     const request = await gateway.waitForRequest();
     gateway.decide(request.payload.approvalId, { verdict: 'approve-with-edits', editedArguments: { amount: 7 } });
     await expect(answer).resolves.toMatchObject({ text: 'Refunded.' });
     expect(refunded).toEqual([7]);
-    expect(judged).toBe(1);
+    expect(judged).toEqual([{ amount: 10 }, { amount: 7 }]);
+  });
+
+  it('is refused when a guardrail denies it (CONNECTOR.APPROVAL_EDIT_REFUSED): the tool never runs, the verdict is on the record', async () => {
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT_KEY });
+    const toolAudit = new AuditLogger();
+    const { refund, refunded } = approvalsFor(gateway, toolAudit);
+    const { agent, audit } = agentWith([{ toolCall: call('payments.refund', 'c1', { amount: 10 }) }, { text: 'done' }], { tools: { 'payments.refund': refund }, guardrails: [capped] });
+    const answer = agent.generate('refund', { requestContext: context() });
+    const request = await gateway.waitForRequest();
+    gateway.decide(request.payload.approvalId, { verdict: 'approve-with-edits', editedArguments: { amount: 500 } });
+    await answer;
+    expect(refunded).toEqual([]);
+    expect(toolAudit.events().at(-1)).toMatchObject({ decision: 'denied', code: 'CONNECTOR.APPROVAL_EDIT_REFUSED' });
+    const verdicts = audit.events().filter((e) => e.boundary === 'guardrail');
+    expect(verdicts.map((e) => [e.code, e.detail?.['edit'] ?? false])).toEqual([['GUARDRAIL.ALLOWED', false], ['GUARDRAIL.DENIED', true]]);
+    expect(JSON.stringify(audit.events())).not.toContain('500');
+  });
+
+  it('runs a mask\'s payload when it still fits the schema, and refuses one that does not (CONNECTOR.APPROVAL_EDIT_INVALID)', async () => {
+    for (const [payload, expected] of [[{ amount: 100 }, [100]], [{ amount: 'a hundred' }, []]] as const) {
+      const gateway = createInMemoryApprovalGateway({ agentKey: AGENT_KEY });
+      const { refund, refunded } = approvalsFor(gateway);
+      const cap: Guardrail = { name: 'cap', placements: ['tool-args'], check: ({ value }) => ((value as { amount: number }).amount > 100 ? { action: 'mask', outcome: 'complete', detections: [], payload } : { action: 'allow', outcome: 'complete', detections: [] }) };
+      const { agent } = agentWith([{ toolCall: call('payments.refund', 'c1', { amount: 10 }) }, { text: 'done' }], { tools: { 'payments.refund': refund }, guardrails: [cap] });
+      const answer = agent.generate('refund', { requestContext: context() });
+      const request = await gateway.waitForRequest();
+      gateway.decide(request.payload.approvalId, { verdict: 'approve-with-edits', editedArguments: { amount: 900 } });
+      await answer;
+      expect(refunded).toEqual(expected);
+    }
+  });
+
+  it('is a step of the run of its own with a journal, and a halt on it ends the loop', async () => {
+    const entries = new Map<string, JsonValue>();
+    const journal: VerdictJournal = { read: async (id) => entries.get(id), record: async (id, entry) => { entries.set(id, entry); return entry; } };
+    const halting: Guardrail = {
+      name: 'refund-stop',
+      placements: ['tool-args'],
+      check: ({ value }) => ((value as { amount: number }).amount > 100 ? { action: 'halt', outcome: 'complete', detections: ['amount.cap'] } : { action: 'allow', outcome: 'complete', detections: [] }),
+    };
+    const gateway = createInMemoryApprovalGateway({ agentKey: AGENT_KEY });
+    const { refund, refunded } = approvalsFor(gateway);
+    const { agent } = agentWith([{ toolCall: call('payments.refund', 'c1', { amount: 10 }) }, { text: 'never said' }], { tools: { 'payments.refund': refund }, guardrails: [halting], verdictJournal: journal });
+    const answer = agent.generate('refund', { requestContext: context(), runId: 'run-edit' });
+    const request = await gateway.waitForRequest();
+    gateway.decide(request.payload.approvalId, { verdict: 'approve-with-edits', editedArguments: { amount: 500 } });
+    await expect(answer).resolves.toMatchObject({ stopReason: 'guardrail' });
+    expect(refunded).toEqual([]);
+    expect(entries.size).toBe(2);
+    const steps = [...entries.values()].map((entry) => (entry as { key: { step: string }; decision: { verdict: { action: string } } }));
+    expect(steps.map((entry) => [entry.key.step, entry.decision.verdict.action])).toEqual([['c1', 'allow'], ['c1#edit', 'halt']]);
   });
 });
 
