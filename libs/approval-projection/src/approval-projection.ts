@@ -3,6 +3,7 @@ import { type Keyring } from '@gatehouse/contracts';
 import { mapStateCodec } from '@gatehouse/kafka';
 import { CreateProjectionOffsets1764489600000, FoldSnapshots1766400000000, jsonbParam, PartitionOwners1767100000000, PartitionSnapshots1767100000001, ProjectionLogIdentity1765200000000, type ProjectionSpec, type Touch } from '@gatehouse/service-runtime';
 import { type EntityManager } from 'typeorm';
+import { ApprovalHistoryIndex1767300000000 } from './approval-history-index.migration.js';
 import { CreateApprovalProjection1764662400000 } from './approval-projection.migrations.js';
 
 /** The service's migrations, in order. */
@@ -13,6 +14,7 @@ export const APPROVAL_MIGRATIONS = [
   FoldSnapshots1766400000000,
   PartitionOwners1767100000000,
   PartitionSnapshots1767100000001,
+  ApprovalHistoryIndex1767300000000,
 ] as const;
 
 /** How long the service's fold keeps a settled approval, ms, unless configured: 7 days (the agent gateway's default too). */
