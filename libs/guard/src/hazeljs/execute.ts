@@ -2,7 +2,7 @@
 // before anything runs, refuse or ask for approval as decided, run the tool, check and redact its
 // output, record the outcome. A record a critical sink could not take fails the call closed.
 import { type JsonValue, readOptions } from '@gatehouse/contracts';
-import { type GatekeeperDecision, type GatekeeperMode } from '../gatekeeper/gatekeeper.js';
+import { type GatekeeperDecision, type GatekeeperMode } from '@gatehouse/gatekeeper';
 import { isJsonValue } from '../guardrails/run-guardrails.js';
 import { type ApprovalCall, type ApprovalProvider } from './approvals.js';
 import { type AuditLogger, recordDecision, recordStep, type RecordTarget, type StepRecord } from './audit-record.js';

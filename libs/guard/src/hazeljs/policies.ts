@@ -8,9 +8,7 @@
 //   its `denyWhen` or `requireApprovalWhen` decided first: a companion policy `<id>:allow-failed`;
 // - `defaultDecision: 'allow'` is a catch-all allow, the weakest effect, named `hazeljs.default-allow`.
 import { GatehouseError, readOptions } from '@gatehouse/contracts';
-import { type Expr, type ExpressionScope, evaluateExpression, parseExpression } from '../gatekeeper/expression.js';
-import { type GatekeeperPredicate } from '../gatekeeper/gatekeeper.js';
-import { type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy } from '../gatekeeper/schema.js';
+import { evaluateExpression, type Expr, type ExpressionScope, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy, type GatekeeperPredicate, parseExpression } from '@gatehouse/gatekeeper';
 import { type ToolClassification, type ToolInvocationContext } from './context.js';
 import { configError } from './errors.js';
 
