@@ -6,7 +6,7 @@
 // config is converted to a gatehouse bundle (data only) and judged by the same gatekeeper.
 import { readFileSync } from 'node:fs';
 import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
-import { createGatekeeper, type Gatekeeper, type GatekeeperContext } from '@gatehouse/guard/gatekeeper';
+import { createGatekeeper, type Gatekeeper, type GatekeeperContext } from '@gatehouse/gatekeeper';
 import { gatekeeperContextOfInvocation, toGatekeeperBundle } from '@gatehouse/guard/hazeljs';
 import { PolicyUsageError } from './policy-usage.js';
 

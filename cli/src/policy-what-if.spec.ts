@@ -3,7 +3,8 @@ import { RequestContext } from '@mastra/core/request-context';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY, AuditLogger, createGuardedAgent, toDecisionEvent } from '@gatehouse/guard';
-import { createGatekeeper, gatekeeperGuardrail } from '@gatehouse/guard/gatekeeper';
+import { createGatekeeper } from '@gatehouse/gatekeeper';
+import { gatekeeperGuardrail } from '@gatehouse/guard/gatekeeper';
 import { scriptedModel } from '@gatehouse/guard/testing';
 import { changeOf, describeWhatIf, recordedGatekeeperDecision, whatIf } from './policy-what-if.js';
 

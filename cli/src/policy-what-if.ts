@@ -8,7 +8,7 @@
 // from `--environment`): where the candidate's outcome could depend on the arguments, the row
 // says `undetermined` and names the policy that reads them, rather than guess.
 import { DecisionRecordedV1, type TopicEvent } from '@gatehouse/contracts';
-import { type FactsDecision, type Gatekeeper, type GatekeeperEffect } from '@gatehouse/guard/gatekeeper';
+import { type FactsDecision, type Gatekeeper, type GatekeeperEffect } from '@gatehouse/gatekeeper';
 
 /** A gatekeeper decision as the audit topic recorded it. */
 export interface RecordedDecision {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GatehouseError, type JsonValue, topicName } from '@gatehouse/contracts';
-import { compileGatekeeperBundle, createGatekeeper, type GatekeeperContext } from '@gatehouse/guard/gatekeeper';
+import { compileGatekeeperBundle, createGatekeeper, type GatekeeperContext } from '@gatehouse/gatekeeper';
 import { createKafkaClient, kafkaConfigFromEnv, offsetsAtTime, replayTopic } from '@gatehouse/kafka';
 import { describeWhatIf, type RecordedDecision, recordedGatekeeperDecision, whatIf } from './policy-what-if.js';
 import { gatekeeperFromConfig, HAZELJS_FLAGS, HAZELJS_USAGE, hazelContext, validateConfig } from './policy-hazeljs.js';

@@ -14,3 +14,4 @@ export * from './events/policies.js';
 export * from './topics.js';
 export * from './codec.js';
 export * from './json-schema.js';
+export * from './options.js';

@@ -6,7 +6,8 @@ import { createInMemoryApprovalGateway, scriptedModel } from './testing/index.js
 
 // Standard: every factory refuses an option it does not know, naming it, instead of dropping it
 // (a migrating user's `auditSink` or a misspelt `timeoutMS` must not vanish without a word). The
-// gatekeeper factories are covered in gatekeeper/gatekeeper.spec.ts, the connector's in its own specs.
+// gatekeeper factories are covered in @gatehouse/gatekeeper's gatekeeper.spec.ts (the guardrail
+// adapter in gatekeeper/guardrail.spec.ts), the connector's in its own specs.
 const refusal = (make: () => unknown): string => {
   try {
     make();

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { checkGrant, type DecisionRecorded, isDecisionRecorded, type TopicEvent, topicName } from '@gatehouse/contracts';
 import { TEST_KEYRING } from '@gatehouse/contracts/testing';
-import { createGatekeeper, followPolicyBundles } from '@gatehouse/guard/gatekeeper';
-import { watchPolicyBundles } from '@gatehouse/guard/policy-bundles';
+import { createGatekeeper, followPolicyBundles } from '@gatehouse/gatekeeper';
+import { watchPolicyBundles } from '@gatehouse/gatekeeper/policy-bundles';
 import { EventProducer, kafkaConfigFromEnv, kafkaGroupId, replayTopic } from '@gatehouse/kafka';
 import { ClientKafka } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';

@@ -1,9 +1,10 @@
+import { readOptions } from '@gatehouse/contracts';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { type Connector, createConnector } from '../connector-sdk/connector.js';
 import { type ConnectorPolicies, type IdempotencyStore, type PermissionManifest, type RateLimitAlgorithm, type RateLimitStore } from '../connector-sdk/types.js';
-import { MAX_TIMER_MS, readOptions } from '../policy-engine/policies/validation.js';
+import { MAX_TIMER_MS } from '../policy-engine/policies/validation.js';
 import { type AgentCliDefinition, buildArgv, redactCommand } from './argv.js';
 import { CLAUDE_CODE_CLI, CODEX_CLI, defineAgentCli } from './definitions.js';
 import { AgentCliError } from './errors.js';

@@ -1,3 +1,4 @@
+import { readOptions } from '@gatehouse/contracts';
 import { isAbsolute } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type AgentCliDefinition, redactCommand } from './argv.js';
@@ -5,7 +6,7 @@ import { defineAgentCli } from './definitions.js';
 import { AgentCliError, type AgentCliErrorMetadata, type AgentCliFailureReason } from './errors.js';
 import { capText } from './output-tail.js';
 import { spawnAgentCli } from './spawn-executor.js';
-import { MAX_TIMER_MS, readOptions } from '../policy-engine/policies/validation.js';
+import { MAX_TIMER_MS } from '../policy-engine/policies/validation.js';
 
 export { createSpawnAgentCli, spawnAgentCli, type SpawnAgentCliOptions } from './spawn-executor.js';
 export { type AgentCliSpawn } from './process-tree.js';

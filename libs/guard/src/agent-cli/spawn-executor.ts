@@ -1,5 +1,6 @@
 // The default executor: spawns the CLI without a shell, stdin closed, keeps the UTF-8 tail of each
 // stream, and at the deadline or on abort ends the whole process tree (process-tree.ts).
+import { readOptions } from '@gatehouse/contracts';
 import { type ChildProcess } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AgentCliError, type AgentCliErrorMetadata } from './errors.js';
@@ -16,7 +17,7 @@ import {
   type TreeTeardown,
 } from './process-tree.js';
 import type { AgentCliExec, AgentCliExecOutput, AgentCliExecSpec } from './run-cli.js';
-import { MAX_TIMER_MS, readOptions } from '../policy-engine/policies/validation.js';
+import { MAX_TIMER_MS } from '../policy-engine/policies/validation.js';
 
 // How long output pipes may stay open after the CLI exited: a process that left the group can
 // hold them forever, and the run must still end.

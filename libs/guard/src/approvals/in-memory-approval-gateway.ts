@@ -1,9 +1,8 @@
 import { type Approval, type ApprovalEvent, type Verdict } from '@gatehouse/approvals';
-import { type Actor, type AgentKey, agentKeyFromPem, agentMayClaimFor, ApprovalDecidedV1, ApprovalExpiredV1, type ApprovalRequested, createEvent, createKeyring, type JsonValue, type Keyring, signEvent, type SigningKey, signingKeyFromPem, trustedEntryOf } from '@gatehouse/contracts';
+import { type Actor, type AgentKey, agentKeyFromPem, agentMayClaimFor, ApprovalDecidedV1, ApprovalExpiredV1, type ApprovalRequested, createEvent, createKeyring, type JsonValue, type Keyring, readOptions, signEvent, type SigningKey, signingKeyFromPem, trustedEntryOf } from '@gatehouse/contracts';
 import { generateKeyPairSync } from 'node:crypto';
 import { type ApprovalLog, type ApprovalLogListener, ApprovalGatewayCore, validateTimeout } from './gateway-core.js';
 import { type ApprovalGateway } from './types.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 
 export interface InMemoryApprovalGatewayOptions {
   /** The log's clock: the append time of each record, ms (default `Date.now`). */

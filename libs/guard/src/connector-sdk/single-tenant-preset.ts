@@ -4,9 +4,8 @@
 // on a connector's manifest (a durable store for a declared idempotency key or rate limit, the
 // principal-permission wiring for required permissions) and refuses a preset changed after it was
 // built. Everything it refuses is a typed error naming what is wrong or missing.
-import { GatehouseError } from '@gatehouse/contracts';
+import { GatehouseError, readOptions } from '@gatehouse/contracts';
 import { AuditLogger } from '../audit/audit-logger.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 import { validateEgressPatterns } from './egress/index.js';
 import { isDurableStore } from './stores/ledger-client.js';
 import { isTenantIsolationEvaluator } from './tool-policies.js';

@@ -1,6 +1,6 @@
+import { readOptions } from '@gatehouse/contracts';
 import { declaredEgressWithin } from './egress/index.js';
 import { type ToolCallContext, type ToolPolicyDecision, type ToolPolicyEvaluator } from './types.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 
 const ALLOW: ToolPolicyDecision = Object.freeze({ allowed: true });
 

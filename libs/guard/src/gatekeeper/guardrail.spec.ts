@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { type JsonValue } from '@gatehouse/contracts';
+import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { RequestContext } from '@mastra/core/request-context';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
@@ -51,6 +51,20 @@ describe('gatekeeperGuardrail', () => {
     const decision = await runGuardrails([g], input({ to: 'x@competitor.example' }));
     expect(decision.verdict.detections).toEqual(expect.arrayContaining(['gatekeeper.deny', 'gatekeeper.bundle:tools@5', 'gatekeeper.policy:mail-v2']));
     expect(decision.verdict.detections).not.toContain('undeclared');
+  });
+
+  it('refuses an option it does not know, naming it, as every gatekeeper factory does', () => {
+    const unknown = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (e) {
+        return e instanceof GatehouseError ? [e.code, e.message] : 'not-a-gatehouse-error';
+      }
+      return undefined;
+    };
+    const gk = createGatekeeper({ bundle, revision: 4, validateInput: () => true });
+    expect(unknown(() => gatekeeperGuardrail(gk, { environment: 'prod', approvalProvider: {} } as never))).toEqual(['GATEKEEPER.INVALID_OPTIONS', expect.stringContaining('unknown option "approvalProvider"')]);
+    expect(unknown(() => gatekeeperGuardrail(gk, { environment: 'prod', name: 'gk' }))).toBeUndefined();
   });
 
   it('declares the tool-args placement only', () => {

@@ -1,9 +1,9 @@
 // The gatekeeper behind the guardrail port, at `tool-args`: a thin adapter that maps the
 // decision to a verdict and carries the bundle version in `detections` and in `gatekeeper`.
 import { type JsonValue } from '@gatehouse/contracts';
+import { assertGatekeeperOptions, type BundleVersion, type Gatekeeper, type GatekeeperDecision, type GatekeeperEffect } from '@gatehouse/gatekeeper';
 import { type GuardrailReasonCode } from '../guardrails/reasons.js';
 import { type Guardrail, type GuardrailInput, type GuardrailVerdict } from '../guardrails/types.js';
-import { assertGatekeeperOptions, type BundleVersion, type Gatekeeper, type GatekeeperDecision, type GatekeeperEffect } from './gatekeeper.js';
 
 /** A verdict from the gatekeeper guardrail: the port's verdict plus the decision's provenance. */
 export interface GatekeeperVerdict extends GuardrailVerdict {

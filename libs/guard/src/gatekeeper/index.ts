@@ -1,6 +1,6 @@
-// @gatehouse/guard/gatekeeper: declarative gatekeeper policies (bundles as data, a safe condition
-// language, enforce/audit/disabled modes), evaluate/simulate/explain, hot reload, and the
-// gatekeeper as a `tool-args` guardrail.
+// @gatehouse/guard/gatekeeper: the gatekeeper as a `tool-args` guardrail, plus everything
+// @gatehouse/gatekeeper exports (bundles as data, the condition language, modes,
+// evaluate/simulate/explain, hot reload), re-exported so existing imports keep working.
 export {
   GatekeeperBundleSchema,
   GatekeeperPolicySchema,
@@ -18,8 +18,8 @@ export {
   type GatekeeperPolicyMatch,
   type GatekeeperCondition,
   type GatekeeperRewrite,
-} from './schema.js';
-export { EXPRESSION_LIMITS, parseExpression, evaluateExpression, type Expr, type ExpressionScope, type PathRoot, type BinaryOperator } from './expression.js';
+} from '@gatehouse/gatekeeper';
+export { EXPRESSION_LIMITS, parseExpression, evaluateExpression, type Expr, type ExpressionScope, type PathRoot, type BinaryOperator } from '@gatehouse/gatekeeper';
 export {
   createGatekeeper,
   compileGatekeeperBundle,
@@ -41,6 +41,6 @@ export {
   type PolicyExplanation,
   type PolicyExplanationStatus,
   type BundleVersion,
-} from './gatekeeper.js';
+} from '@gatehouse/gatekeeper';
 export { gatekeeperGuardrail, verdictOf, bundleDetection, type GatekeeperVerdict, type GatekeeperGuardrailOptions } from './guardrail.js';
-export { followPolicyBundles, type BundleFollower, type BundleFollowerOptions } from './follow.js';
+export { followPolicyBundles, type BundleFollower, type BundleFollowerOptions } from '@gatehouse/gatekeeper';

@@ -5,7 +5,7 @@ import { createInMemoryApprovalGateway } from '../approvals/in-memory-approval-g
 import { AuditLogger } from '../audit/audit-logger.js';
 import { createConnector, invokeConnector } from '../connector-sdk/connector.js';
 import { AGENT_AUDIT_CONTEXT_KEY, CONNECTOR_EXECUTION_CONTEXT_KEY } from '../connector-sdk/context-keys.js';
-import { createGatekeeper } from './gatekeeper.js';
+import { createGatekeeper } from '@gatehouse/gatekeeper';
 
 // The issue's proof: simulate and explain decide a call without running the tool or asking a
 // person, next to the same tool that records every real execution and every approval request.

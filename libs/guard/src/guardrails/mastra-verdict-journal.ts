@@ -2,9 +2,8 @@
 // through its `threadState` domain, Mastra's generic durable per-thread state (one value per
 // thread and type). With a durable adapter (@mastra/libsql, @mastra/pg ...) a recorded verdict
 // survives the process, so a run resumed after a crash reads it back.
-import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
+import { GatehouseError, type JsonValue, readOptions } from '@gatehouse/contracts';
 import { type MastraCompositeStore } from '@mastra/core/storage';
-import { readOptions } from '../policy-engine/policies/validation.js';
 import { type VerdictJournal } from './verdict-journal.js';
 
 export interface MastraVerdictJournalOptions {

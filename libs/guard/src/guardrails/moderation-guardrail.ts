@@ -1,7 +1,6 @@
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonValue, readOptions } from '@gatehouse/contracts';
 import { type GuardrailReasonCode } from './reasons.js';
 import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 
 /** A classifier's answer: a score in [0, 1] (trips above the threshold) or a flag, with optional category names. */
 export type ModerationScore = { readonly score: number; readonly categories?: readonly string[] } | { readonly flagged: boolean; readonly categories?: readonly string[] };

@@ -1,9 +1,8 @@
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonValue, readOptions } from '@gatehouse/contracts';
 import { scanCards, scanEmails, scanIpv4s, scanPhones } from '../policy-engine/policies/detectors/pii-detection.js';
 import { NormalizedText } from '../policy-engine/normalized-view.js';
 import { findAll, type Scanner } from '../policy-engine/policies/detectors/scan.js';
 import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 
 /** What the PII guardrail finds. */
 export type PiiRule = 'email' | 'phone' | 'credit-card' | 'ipv4';

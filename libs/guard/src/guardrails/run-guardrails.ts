@@ -1,8 +1,7 @@
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonValue, readOptions } from '@gatehouse/contracts';
 import { NOTHING_DECLARED, readDeclaredDetections, screenDetections } from '../policy-engine/declared-detections.js';
 import { type GuardrailReasonCode, isGuardrailReasonCode } from './reasons.js';
 import { type Guardrail, type GuardrailAction, type GuardrailInput, type GuardrailOutcome, type GuardrailVerdict } from './types.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 
 /**
  * Why a guardrail could not judge: it threw, answered with something that is not a verdict, ran

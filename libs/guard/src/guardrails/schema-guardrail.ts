@@ -4,7 +4,7 @@
 // strings is forbidden. The draft meta-schemas ship with it, in memory; every other document a
 // `$ref` reaches comes from `remotes`, also in memory: nothing is ever fetched. What it cannot
 // use is refused (deny, outcome `partial`), never allowed.
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonValue, readOptions } from '@gatehouse/contracts';
 import {
   type JsonSchemaValidator,
   type RemoteSchemas,
@@ -16,7 +16,6 @@ import {
 import { KEYWORDS } from './json-schema/keywords.js';
 import { type GuardrailReasonCode } from './reasons.js';
 import type { Guardrail, GuardrailInput, GuardrailVerdict } from './types.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 
 // Every detection the guardrail reports: a failing keyword the interpreter knows (with the names a
 // failure can take besides its keyword: a `false` subschema, min/maxContains, then/else), or unusable.

@@ -5,8 +5,7 @@
 // was about: another input, tool schema, guardrail list, tenant, agent, placement or step is judged
 // again; an old allow is never handed to a different question.
 import { createHash } from 'node:crypto';
-import { canonicalJson, type JsonValue } from '@gatehouse/contracts';
-import { readOptions } from '../policy-engine/policies/validation.js';
+import { canonicalJson, type JsonValue, readOptions } from '@gatehouse/contracts';
 import { failedDecision, type GuardrailDecision, type GuardrailFault, freezeJson, screenRecordedVerdict, validateVerdict } from './run-guardrails.js';
 import { type Guardrail, type GuardrailInput, type GuardrailPlacement } from './types.js';
 

@@ -1,7 +1,7 @@
 // Incremental adoption: an MCP invoke function and a tool executor (HazelJS's `authorizationGate`)
 // that put every call through `AgentGatekeeper.execute`.
+import { readOptions } from '@gatehouse/contracts';
 import { randomUUID } from 'node:crypto';
-import { readOptions } from '../policy-engine/policies/validation.js';
 import { type AgentGatekeeper } from './agent-gatekeeper.js';
 import { type ToolInvocationContext, type ToolRiskLevel } from './context.js';
 import { configError, GatekeeperApprovalRequiredError, GatekeeperError, unsupported } from './errors.js';

@@ -2,11 +2,9 @@
 // `createGatekeeper` (one engine), every decision is recorded through an AuditLogger before the
 // tool runs, and approvals go through a gatehouse approval gateway. `auditSink`, `approvalProvider`
 // and `defaultDecision` are accepted and honoured here (createGatekeeper refuses them and says so).
-import { type JsonValue } from '@gatehouse/contracts';
-import { assertGatekeeperMode, createGatekeeper, type Gatekeeper, type GatekeeperExplanation, type GatekeeperMode } from '../gatekeeper/gatekeeper.js';
-import { type GatekeeperBundle } from '../gatekeeper/schema.js';
+import { type JsonValue, readOptions } from '@gatehouse/contracts';
+import { assertGatekeeperMode, createGatekeeper, type Gatekeeper, type GatekeeperBundle, type GatekeeperExplanation, type GatekeeperMode } from '@gatehouse/gatekeeper';
 import { type AuditSinkLike } from '../audit/sinks.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 import { type ApprovalProvider } from './approvals.js';
 import { AuditLogger, facadeSink } from './audit-record.js';
 import { ConsoleAuditSink } from './audit-sinks.js';

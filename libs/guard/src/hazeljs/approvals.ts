@@ -4,11 +4,10 @@
 // a grant is used once, across processes, before its use-by time (`ApprovalUsed` on the log); only
 // a reviewer other than the agent and the user it acts for can decide, and on the Kafka log only
 // the approval service's signed decision counts.
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonValue, readOptions } from '@gatehouse/contracts';
 import { createInMemoryApprovalGateway, type InMemoryApprovalGateway } from '../approvals/in-memory-approval-gateway.js';
 import { ApprovalGatewayError } from '../approvals/errors.js';
 import { type ApprovalGateway, type ApprovalRequestInput } from '../approvals/types.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 import { type ToolInvocationContext } from './context.js';
 import { configError, GatekeeperError, unsupported } from './errors.js';
 import { keyPointers, SENSITIVE_KEYS } from './redact.js';

@@ -3,11 +3,11 @@
 // the detections, so the SIEM feeds and `gatehouse policy what-if` read it alike), the approval
 // steps and the tool's outcome. Never the arguments or the output.
 import { GatehouseError } from '@gatehouse/contracts';
+import { type GatekeeperDecision } from '@gatehouse/gatekeeper';
 import { AuditLogger } from '../audit/audit-logger.js';
 import { toAuditSink } from '../audit/sinks.js';
 import { type AuditBoundary, type AuditSink, type DecisionOutcome } from '../audit/types.js';
 import { AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
-import { type GatekeeperDecision } from '../gatekeeper/gatekeeper.js';
 import { verdictOf } from '../gatekeeper/guardrail.js';
 import { recordGuardrailDecision } from '../guardrails/audit-guardrail.js';
 import { recordGateDecision } from '../internal/gate-audit.js';

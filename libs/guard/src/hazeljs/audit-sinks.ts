@@ -3,11 +3,10 @@
 // arguments. Console and in-memory are small sinks of their own; Composite is `combineAuditSinks`,
 // Kafka is `kafkaAuditSink`; OTel writes a span per event through `@opentelemetry/api` only.
 import { type Attributes, isSpanContextValid, trace as otelTrace, type TraceAPI } from '@opentelemetry/api';
-import { GatehouseError } from '@gatehouse/contracts';
+import { GatehouseError, readOptions } from '@gatehouse/contracts';
 import { kafkaAuditSink, type KafkaAuditSink, type KafkaAuditSinkOptions } from '../audit/kafka-sink.js';
 import { type AuditSinkLike, combineAuditSinks } from '../audit/sinks.js';
 import { type AuditEvent, type AuditSink } from '../audit/types.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 import { configError, unsupported } from './errors.js';
 
 function options(where: string, value: unknown, known: readonly string[]): Readonly<Record<string, unknown>> {

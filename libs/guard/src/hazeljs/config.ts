@@ -1,9 +1,8 @@
 // agent-gatekeeper.yaml (HazelJS's policy config) as a gatehouse bundle: data only, so it can be
 // validated like any bundle, published to the policy service, signed and followed by every guard.
+import { readOptions } from '@gatehouse/contracts';
+import { assertGatekeeperMode, compileGatekeeperBundle, type GatekeeperBundle, type GatekeeperMode, MAX_BUNDLE_TEXT } from '@gatehouse/gatekeeper';
 import { parse as parseYaml } from 'yaml';
-import { assertGatekeeperMode, compileGatekeeperBundle, type GatekeeperMode } from '../gatekeeper/gatekeeper.js';
-import { type GatekeeperBundle, MAX_BUNDLE_TEXT } from '../gatekeeper/schema.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 import { configError } from './errors.js';
 import { compileHazelPolicies, type DefaultDecision } from './policies.js';
 

@@ -2,7 +2,7 @@
 // environment, run) is trusted host data and becomes the gatekeeper's `identity`; `input` is the
 // tool arguments, untrusted, and is only ever `input`.
 import { type JsonValue } from '@gatehouse/contracts';
-import { type GatekeeperContext } from '../gatekeeper/gatekeeper.js';
+import { type GatekeeperContext } from '@gatehouse/gatekeeper';
 import { freezeJson, isJsonValue } from '../guardrails/run-guardrails.js';
 import { GatekeeperError } from './errors.js';
 

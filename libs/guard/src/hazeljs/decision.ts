@@ -1,7 +1,7 @@
 // The gatekeeper's decision in HazelJS's shape (`outcome`, `policyIds`, `reason`, `code`), with the
 // engine's own decision beside it (`gatehouse`: bundle version, fault, rule, mode).
 import { type JsonValue } from '@gatehouse/contracts';
-import { type GatekeeperDecision } from '../gatekeeper/gatekeeper.js';
+import { type GatekeeperDecision } from '@gatehouse/gatekeeper';
 import { type GatekeeperErrorCode } from './errors.js';
 import { type CompiledHazelPolicies } from './policies.js';
 

@@ -7,11 +7,8 @@
 // - a policy with `allowWhen` that does not hold denies (HazelJS: "allow predicate failed") unless
 //   its `denyWhen` or `requireApprovalWhen` decided first: a companion policy `<id>:allow-failed`;
 // - `defaultDecision: 'allow'` is a catch-all allow, the weakest effect, named `hazeljs.default-allow`.
-import { GatehouseError } from '@gatehouse/contracts';
-import { type Expr, type ExpressionScope, evaluateExpression, parseExpression } from '../gatekeeper/expression.js';
-import { type GatekeeperPredicate } from '../gatekeeper/gatekeeper.js';
-import { type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy } from '../gatekeeper/schema.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
+import { GatehouseError, readOptions } from '@gatehouse/contracts';
+import { evaluateExpression, type Expr, type ExpressionScope, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy, type GatekeeperPredicate, parseExpression } from '@gatehouse/gatekeeper';
 import { type ToolClassification, type ToolInvocationContext } from './context.js';
 import { configError } from './errors.js';
 

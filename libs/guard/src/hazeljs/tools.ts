@@ -1,6 +1,6 @@
 // HazelJS's protected tools and the plain-function, HazelJS-tool, Skillgate and MCP adapters that
 // make them. A tool is data plus `execute`; the gatekeeper decides before `execute` runs.
-import { readOptions } from '../policy-engine/policies/validation.js';
+import { readOptions } from '@gatehouse/contracts';
 import { TOOL_CLASSIFICATIONS, TOOL_RISK_LEVELS, type ToolClassification, type ToolInvocationContext, type ToolRiskLevel } from './context.js';
 import { configError, GatekeeperError } from './errors.js';
 

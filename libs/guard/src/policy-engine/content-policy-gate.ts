@@ -1,10 +1,10 @@
+import { readOptions } from '@gatehouse/contracts';
 import { RequestContext } from '@mastra/core/request-context';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
 import { evaluateWhole, type PolicySnapshot, snapshotPolicies } from './evaluate.js';
-import { readOptions } from './policies/validation.js';
 import { type PolicyEvaluator, policyDenialReason } from './types.js';
 
 export interface ContentPolicyGateOptions {

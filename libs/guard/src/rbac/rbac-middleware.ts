@@ -1,8 +1,8 @@
+import { readOptions } from '@gatehouse/contracts';
 import { type ProcessInputArgs, type Processor } from '@mastra/core/processors';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { auditContextFromRequestContext } from '../context.js';
 import { AUDIT_UNAVAILABLE_REASON, recordGateDecision } from '../internal/gate-audit.js';
-import { readOptions } from '../policy-engine/policies/validation.js';
 import { type Actor, actorFromRequestContext, decideRoleGate, parseActor, type RoleGateOptions, validateRoleGateOptions } from './actor.js';
 
 /** The one reason every refused caller sees, whatever the cause. */

@@ -1,6 +1,6 @@
 // A scripted language model for tests and benchmarks: no network, deterministic output,
 // and a record of every prompt it received (to prove what did or did not reach it).
-import { readOptions } from '../policy-engine/policies/validation.js';
+import { readOptions } from '@gatehouse/contracts';
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },

@@ -1,4 +1,4 @@
-import { type GatekeeperIdentity } from '@gatehouse/guard/gatekeeper';
+import { type GatekeeperIdentity } from '@gatehouse/gatekeeper';
 import { type ActorKind, type PolicyOperator } from '../policy-config.js';
 import { type DecideRequest } from './policy-decisions.js';
 

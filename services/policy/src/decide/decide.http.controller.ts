@@ -1,5 +1,5 @@
 import { Body, Controller, Headers, HttpCode, Inject, Logger, Param, Post } from '@nestjs/common';
-import { type GatekeeperDecision, type GatekeeperExplanation } from '@gatehouse/guard/gatekeeper';
+import { type GatekeeperDecision, type GatekeeperExplanation } from '@gatehouse/gatekeeper';
 import { assertMay, authenticateOperator } from '../http/operator-auth.js';
 import { parseRequest } from '../http/parse-request.js';
 import { PolicyError } from '../errors.js';

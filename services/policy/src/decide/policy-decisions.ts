@@ -1,5 +1,5 @@
 import { createEvent, DecisionRecordedV1, type DecisionOutcome, JsonValueSchema } from '@gatehouse/contracts';
-import { createGatekeeper, type Gatekeeper, type GatekeeperContext, type GatekeeperDecision, type GatekeeperExplanation } from '@gatehouse/guard/gatekeeper';
+import { createGatekeeper, type Gatekeeper, type GatekeeperContext, type GatekeeperDecision, type GatekeeperExplanation } from '@gatehouse/gatekeeper';
 import { activeTraceContext } from '@gatehouse/kafka';
 import { type PublishedBundle } from '@gatehouse/policies';
 import { randomUUID } from 'node:crypto';

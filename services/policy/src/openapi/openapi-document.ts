@@ -1,5 +1,5 @@
 import { GatehouseError } from '@gatehouse/contracts';
-import { GatekeeperBundleSchema } from '@gatehouse/guard/gatekeeper';
+import { GatekeeperBundleSchema } from '@gatehouse/gatekeeper';
 import {
   errorCase,
   type ErrorCase,

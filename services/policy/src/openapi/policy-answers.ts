@@ -1,5 +1,5 @@
 import { JsonValueSchema } from '@gatehouse/contracts';
-import { GatekeeperBundleSchema, type GatekeeperDecision, type GatekeeperExplanation } from '@gatehouse/guard/gatekeeper';
+import { GatekeeperBundleSchema, type GatekeeperDecision, type GatekeeperExplanation } from '@gatehouse/gatekeeper';
 import { z } from 'zod';
 import { type RecordedDecision } from '../decide/policy-decisions.js';
 import { type JsonChange } from '../read-versions/bundle-diff.js';

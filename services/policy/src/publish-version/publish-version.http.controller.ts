@@ -1,6 +1,6 @@
 import { Body, Controller, Headers, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { type JsonValue } from '@gatehouse/contracts';
-import { compileGatekeeperBundle } from '@gatehouse/guard/gatekeeper';
+import { compileGatekeeperBundle } from '@gatehouse/gatekeeper';
 import { z } from 'zod';
 import { type PolicyEngine } from '../engine/policy-engine.js';
 import { PolicyError } from '../errors.js';

@@ -1,3 +1,4 @@
+import { describeType, readOptions } from '@gatehouse/contracts';
 import {
   DETECTION_ID,
   type OutputChannel,
@@ -8,12 +9,10 @@ import {
 } from '../types.js';
 import {
   MAX_TIMER_MS,
-  describeType,
   readChannels,
   readHoldBackChars,
   readInteger,
   readName,
-  readOptions,
   readPhases,
 } from './validation.js';
 

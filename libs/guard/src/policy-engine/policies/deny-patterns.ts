@@ -1,12 +1,11 @@
+import { describeType, readOptions } from '@gatehouse/contracts';
 import { normalizedView } from '../normalized-view.js';
 import type { OutputChannel, PolicyDecision, PolicyEvaluator, PolicyPhase } from '../types.js';
 import {
-  describeType,
   isRegExp,
   readChannels,
   readHoldBackChars,
   readName,
-  readOptions,
   readPhases,
   statelessCopy,
 } from './validation.js';

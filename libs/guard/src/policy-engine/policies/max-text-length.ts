@@ -1,5 +1,6 @@
+import { describeType, readOptions } from '@gatehouse/contracts';
 import type { OutputChannel, PolicyContext, PolicyDecision, PolicyEvaluator, PolicyPhase } from '../types.js';
-import { describeType, readChannels, readName, readOptions, readPhases } from './validation.js';
+import { readChannels, readName, readPhases } from './validation.js';
 
 /** Options for `maxTextLength`. */
 export interface MaxTextLengthOptions {

@@ -1,13 +1,12 @@
+import { describeType, readOptions } from '@gatehouse/contracts';
 import type { OutputChannel, PolicyDecision, PolicyEvaluator, PolicyPhase } from '../types.js';
 import {
-  describeType,
   isRegExp,
   readChannels,
   readEnumList,
   readHoldBackChars,
   readInteger,
   readName,
-  readOptions,
   readPhases,
   statelessCopy,
 } from './validation.js';

@@ -1,8 +1,7 @@
 // The gatekeeper: compiles a validated bundle once (conditions parsed, predicates resolved,
 // policies grouped by priority) and decides tool calls against it. One pure decision function;
 // evaluate records, simulate and explain only compute.
-import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
-import { readOptions } from '../policy-engine/policies/validation.js';
+import { GatehouseError, type JsonValue, readOptions } from '@gatehouse/contracts';
 import { evaluateExpression, jsonEqual, parseExpression, type Expr, type ExpressionScope } from './expression.js';
 import { parseGatekeeperBundle, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy } from './schema.js';
 

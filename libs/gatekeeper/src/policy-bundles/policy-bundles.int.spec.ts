@@ -5,7 +5,7 @@ import { EventProducer, replayTopic } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { bundleDigest } from '@gatehouse/policies';
 import { type Kafka } from 'kafkajs';
-import { createGatekeeper, followPolicyBundles } from '../gatekeeper/index.js';
+import { createGatekeeper, followPolicyBundles } from '../index.js';
 import { type PublishedBundle, watchPolicyBundles } from './index.js';
 
 let kafka: Kafka;
