@@ -9,6 +9,7 @@ import { SchemaCompiler } from './compiler.js';
 import { type Dialect, type Draft, STANDARD_DIALECTS, dialectOfVocabularies, draftOfMetaSchema } from './dialects.js';
 import { type CompiledSchema, Evaluation, type SchemaFailure, evaluateSchema } from './evaluation.js';
 import { isJsonObject, plainCopy } from './json-value.js';
+import { KEYWORDS } from './keywords.js';
 import { META_SCHEMAS } from './meta-schemas/index.js';
 import { EvaluationDepthError, ReferenceCycleError, type SchemaProblem, SchemaProblemError } from './problems.js';
 import { SchemaIndex, SchemaRegistry, type SchemaResource } from './schema-index.js';
@@ -17,6 +18,12 @@ import { normalizeUri, splitFragment } from './uri.js';
 export type { Draft } from './dialects.js';
 export type { SchemaFailure } from './evaluation.js';
 export type { SchemaProblem, SchemaProblemCode } from './problems.js';
+
+/** Every keyword the interpreter implements, in any draft (a failure names one of these, or a name in {@link FAILURE_ALIASES}). */
+export const KNOWN_KEYWORDS: readonly string[] = Object.freeze([...KEYWORDS.keys()]);
+
+/** The names a failure can take besides its keyword: a `false` subschema, min/maxContains, then/else. */
+export const FAILURE_ALIASES: readonly string[] = Object.freeze(['false', 'minContains', 'maxContains', 'then', 'else']);
 
 /**
  * The retrieval URI of a schema without an `$id`. `.invalid` never resolves (RFC 2606): a
@@ -144,7 +151,7 @@ function unsupportedDialect(): SchemaProblemError {
 let metaSchemas: { readonly index: SchemaIndex; readonly compiler: SchemaCompiler } | undefined;
 
 // The bundled meta-schemas, indexed and compiled once per process (lazily: importing the
-// guardrail costs nothing until a schema is prepared).
+// interpreter costs nothing until a schema is prepared).
 function metaSchemaState(): { readonly index: SchemaIndex; readonly compiler: SchemaCompiler } {
   if (metaSchemas === undefined) {
     const index = new SchemaIndex('meta');
