@@ -89,9 +89,12 @@ export function prepareJsonSchema(schema: JsonValue, options: { readonly draft: 
   }
 }
 
-/** Validates `instance`, naming every failing keyword with its instance location. */
-export function validateInstance(validator: JsonSchemaValidator, instance: JsonValue): InstanceValidation {
-  const evaluation = new Evaluation(true, validator.needsAnnotations);
+/**
+ * Validates `instance`, naming every failing keyword with its instance location. `format` is
+ * asserted unless `assertFormats` is false (then it is an annotation, as 2019-09 and 2020-12 default to).
+ */
+export function validateInstance(validator: JsonSchemaValidator, instance: JsonValue, options: { readonly assertFormats?: boolean } = {}): InstanceValidation {
+  const evaluation = new Evaluation(options.assertFormats ?? true, validator.needsAnnotations);
   try {
     if (evaluateSchema(validator.root, instance, evaluation)) return { outcome: 'valid' };
     return { outcome: 'invalid', failures: distinct(evaluation.failures) };
