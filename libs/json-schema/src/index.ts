@@ -4,11 +4,11 @@
 // `remotes` given in memory and the bundled meta-schemas. Nothing is generated: no `eval`, no
 // `new Function`. Expected outcomes (an unusable schema, an invalid or too deeply nested
 // instance) are values, not exceptions.
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonValue, isJsonObject } from '@gatehouse/contracts';
 import { SchemaCompiler } from './compiler.js';
 import { type Dialect, type Draft, STANDARD_DIALECTS, dialectOfVocabularies, draftOfMetaSchema } from './dialects.js';
 import { type CompiledSchema, Evaluation, type SchemaFailure, evaluateSchema } from './evaluation.js';
-import { isJsonObject, plainCopy } from './json-value.js';
+import { plainCopy } from './json-value.js';
 import { KEYWORDS } from './keywords.js';
 import { META_SCHEMAS } from './meta-schemas/index.js';
 import { EvaluationDepthError, ReferenceCycleError, type SchemaProblem, SchemaProblemError } from './problems.js';

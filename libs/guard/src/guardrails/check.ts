@@ -1,8 +1,8 @@
-import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
+import { GatehouseError, isJsonValue, type JsonValue } from '@gatehouse/contracts';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { readOptions } from '../policy-engine/policies/validation.js';
 import { guardrailReasonCode, recordGuardrailDecision } from './audit-guardrail.js';
-import { failedDecision, type GuardrailDecision, isJsonValue, isTrip, runGuardrails, validateGuardrails } from './run-guardrails.js';
+import { failedDecision, type GuardrailDecision, isTrip, runGuardrails, validateGuardrails } from './run-guardrails.js';
 import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
 import { judgeOnce, validateJournal, type VerdictJournal } from './verdict-journal.js';
 
