@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { canonicalJson } from './json.js';
 
 /**
  * Tamper evidence: each producer (a guard instance, a service) numbers its events and links
@@ -15,13 +16,6 @@ export const ChainLinkSchema = z.object({
   prevHash: z.string().regex(/^[\da-f]{64}$/, 'must be a hex sha-256').nullable(),
 });
 export type ChainLink = z.infer<typeof ChainLinkSchema>;
-
-/** JSON with object keys sorted at every level: one byte sequence per value. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
-}
 
 /** The digest a successor links to: sha-256 over the canonical JSON of the whole event. */
 export function eventDigest(event: unknown): string {

@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './envelope.js';
 export * from './chain.js';
+export * from './json.js';
 export * from './audit-sources.js';
 export * from './signing.js';
 export * from './claims.js';

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { canonicalJson } from './chain.js';
+import { canonicalJson } from './json.js';
 import { GatehouseError } from './errors.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, randomUUID, sign, verify } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalJson } from './chain.js';
+import { canonicalJson } from './json.js';
 import { GatehouseError } from './errors.js';
 import { type ContentKeys } from './sealing.js';
 

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../chain.js';
+import { canonicalJson } from '../json.js';
 import { z } from 'zod';
 import { defineEvent } from '../envelope.js';
 import { ActorSchema, PolicyRefSchema } from './common.js';

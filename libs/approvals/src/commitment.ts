@@ -1,5 +1,5 @@
 import { createHash, createHmac, sign } from 'node:crypto';
-import { type AgentKey, canonicalJson, type JsonValue } from '@gatehouse/contracts';
+import { type AgentKey, canonicalJson, cloneJson, type JsonValue } from '@gatehouse/contracts';
 
 /**
  * What a reviewer sees is what runs. A request's `scope.argumentsHash` commits to the real
@@ -57,14 +57,13 @@ function replaceAt(root: JsonValue, pointer: string, replace: (value: JsonValue)
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-const copyOf = (value: JsonValue): JsonValue => JSON.parse(JSON.stringify(value)) as JsonValue;
 
 /**
  * The commitment of a shown view and its redaction digests; undefined when a digest names a
  * pointer that does not hold the marker in the view (the view and the digests disagree).
  */
 export function commitmentOfView(view: JsonValue, redactionDigests: Readonly<Record<string, string>>): string | undefined {
-  const committed = copyOf(view);
+  const committed = cloneJson(view);
   for (const [pointer, digest] of Object.entries(redactionDigests)) {
     const ok = replaceAt(committed, pointer, (value) => (value === REDACTION_MARKER ? { [DIGEST_FIELD]: digest } : undefined));
     if (!ok) return undefined;
@@ -105,7 +104,7 @@ function agentSecret(key: AgentKey): Buffer {
  */
 export function commitArguments(args: JsonValue, redactedPaths: readonly string[], key: AgentKey, scope: SaltScope): CommittedArguments {
   const salt = createHmac('sha256', agentSecret(key)).update(JSON.stringify([scope.tenant, scope.connectorId, scope.executionId, scope.toolCallId])).digest();
-  const view = copyOf(args);
+  const view = cloneJson(args);
   const digests: Record<string, string> = {};
   for (const pointer of redactedPaths) {
     replaceAt(view, pointer, (value) => {

@@ -1,7 +1,7 @@
 // The gatekeeper's condition language: a tokenizer, a recursive-descent parser and a total
 // evaluator over a small AST. No `eval`, no `new Function`, no property access outside the
 // three roots (`input`, `identity`, `call`) and only own properties of plain JSON values.
-import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
+import { GatehouseError, jsonEqual, type JsonValue } from '@gatehouse/contracts';
 
 /** Bounds applied at load time, so evaluation cost is bounded by the bundle, never by the input. */
 export const EXPRESSION_LIMITS = Object.freeze({
@@ -374,25 +374,26 @@ function isPlainData(value: unknown): value is JsonValue {
   return false;
 }
 
-/** Structural equality of JSON values; anything else is never equal. */
-export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
-  if (depth > 64) return false;
-  if (a === b) return a !== undefined && (typeof a !== 'number' || Number.isFinite(a));
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => jsonEqual(item, b[i], depth + 1));
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) || Array.isArray(b)) return false;
-  if (!isPlainData(a) || !isPlainData(b)) return false;
-  const ak = Object.keys(a);
-  const bk = Object.keys(b);
-  return ak.length === bk.length && ak.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], depth + 1));
+/**
+ * JSON equality (`jsonEqual` of @gatehouse/contracts) for policies, which never throw: values
+ * nested past its depth limit are unequal.
+ */
+export function valuesEqual(a: unknown, b: unknown): boolean {
+  try {
+    return jsonEqual(a, b);
+  } catch (error) {
+    if (error instanceof RangeError) return false;
+    throw error;
+  }
 }
 
 function compare(op: BinaryOperator, left: unknown, right: unknown): boolean {
   if (left === undefined || right === undefined) return false;
   switch (op) {
     case '==':
-      return jsonEqual(left, right);
+      return valuesEqual(left, right);
     case '!=':
-      return !jsonEqual(left, right);
+      return !valuesEqual(left, right);
     case '<':
     case '<=':
     case '>':
@@ -404,10 +405,10 @@ function compare(op: BinaryOperator, left: unknown, right: unknown): boolean {
       return op === '<' ? l < r : op === '<=' ? l <= r : op === '>' ? l > r : l >= r;
     }
     case 'in':
-      return Array.isArray(right) && right.some((item) => jsonEqual(left, item));
+      return Array.isArray(right) && right.some((item) => valuesEqual(left, item));
     case 'contains':
       if (typeof left === 'string') return typeof right === 'string' && left.includes(right);
-      return Array.isArray(left) && left.some((item) => jsonEqual(item, right));
+      return Array.isArray(left) && left.some((item) => valuesEqual(item, right));
     case 'startsWith':
       return typeof left === 'string' && typeof right === 'string' && left.startsWith(right);
     case 'endsWith':

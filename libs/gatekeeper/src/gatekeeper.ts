@@ -2,7 +2,7 @@
 // policies grouped by priority) and decides tool calls against it. One pure decision function;
 // evaluate records, simulate and explain only compute.
 import { GatehouseError, type JsonValue, readOptions } from '@gatehouse/contracts';
-import { evaluateExpression, jsonEqual, parseExpression, type Expr, type ExpressionScope } from './expression.js';
+import { evaluateExpression, parseExpression, type Expr, type ExpressionScope, valuesEqual } from './expression.js';
 import { parseGatekeeperBundle, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy } from './schema.js';
 
 /**
@@ -372,17 +372,20 @@ function mismatchedField(policy: CompiledPolicy, values: MatchValues): (typeof M
   return undefined;
 }
 
-/** A deep copy of a JSON value that keeps only own enumerable data and drops prototype keys. */
-function cloneJson(value: unknown, depth = 0): JsonValue | undefined {
+/**
+ * The copy a rewrite writes into: own enumerable data only, prototype-named keys and non-JSON
+ * values dropped (not `cloneJson`, which copies a JSON value as it is), at most 64 levels.
+ */
+function copyForRewrite(value: unknown, depth = 0): JsonValue | undefined {
   if (depth > 64) throw new EvaluationFault('GATEKEEPER.INPUT_TOO_DEEP', undefined);
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (Array.isArray(value)) return value.map((v) => cloneJson(v, depth + 1) ?? null);
+  if (Array.isArray(value)) return value.map((v) => copyForRewrite(v, depth + 1) ?? null);
   if (typeof value === 'object') {
     const out: Record<string, JsonValue> = {};
     for (const key of Object.keys(value)) {
       if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
-      const v = cloneJson((value as Record<string, unknown>)[key], depth + 1);
+      const v = copyForRewrite((value as Record<string, unknown>)[key], depth + 1);
       if (v !== undefined) out[key] = v;
     }
     return out;
@@ -391,10 +394,10 @@ function cloneJson(value: unknown, depth = 0): JsonValue | undefined {
 }
 
 function applyRewrite(rewrite: CompiledRewrite, input: JsonValue, scope: ExpressionScope, policyId: string): JsonValue {
-  const root = cloneJson(input);
+  const root = copyForRewrite(input);
   if (root === null || typeof root !== 'object' || Array.isArray(root)) throw new EvaluationFault('GATEKEEPER.REWRITE_NOT_OBJECT', policyId);
   for (const { path, value, computed } of rewrite.set) {
-    const next = computed ? evaluateExpression(value as Expr, scope) : cloneJson(value);
+    const next = computed ? evaluateExpression(value as Expr, scope) : copyForRewrite(value);
     if (next === undefined) throw new EvaluationFault('GATEKEEPER.REWRITE_VALUE_UNDEFINED', policyId);
     let target: Record<string, JsonValue> = root;
     for (const segment of path.slice(0, -1)) {
@@ -543,7 +546,7 @@ function decide(bundle: CompiledBundle, ctx: GatekeeperContext, options: Resolve
       const code = error instanceof EvaluationFault ? error.code : 'GATEKEEPER.REWRITE_FAILED';
       return { decision: { effect: 'deny', ...ref(policy), ruleId: 'rewrite', reason: REASONS.fault, fault: code, ...rewritten }, first };
     }
-    if (jsonEqual(next, input) && rewrites > 0) {
+    if (valuesEqual(next, input) && rewrites > 0) {
       // A fixpoint: the rewrite no longer changes anything, so the input it produced stands.
       return { decision: { effect: 'rewrite', ...ref(policy), ruleId: 'rewrite', reason: REASONS.rewrite, rewrittenInput: input, rewrites }, first };
     }

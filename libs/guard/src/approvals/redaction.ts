@@ -1,4 +1,4 @@
-import { type JsonValue } from '@gatehouse/contracts';
+import { cloneJson, type JsonValue } from '@gatehouse/contracts';
 
 /** What a redacted value reads as in the request a reviewer sees. */
 export const REDACTED = '[REDACTED]';
@@ -49,7 +49,7 @@ function set(node: Container, key: string, value: JsonValue): void {
 
 /** Redacts on a copy: the input is never changed; paths that match nothing are skipped. */
 export function redactArguments(value: JsonValue, paths: readonly string[]): RedactedArguments {
-  const copy = JSON.parse(JSON.stringify(value)) as JsonValue;
+  const copy = cloneJson(value);
   const hits = new Set<string>();
   const walk = (node: JsonValue | undefined, segments: readonly string[], at: readonly string[]) => {
     if (!isContainer(node) || segments.length === 0) return;
@@ -76,7 +76,7 @@ export function redactArguments(value: JsonValue, paths: readonly string[]): Red
  * redacted path, the original value goes back in (on a copy). Anything the reviewer changed stays.
  */
 export function restoreRedacted(edited: JsonValue, original: JsonValue, paths: readonly string[]): JsonValue {
-  const copy = JSON.parse(JSON.stringify(edited)) as JsonValue;
+  const copy = cloneJson(edited);
   for (const path of paths) {
     const segments = parseRedactPath(path);
     if (!segments || segments.length === 0) continue;

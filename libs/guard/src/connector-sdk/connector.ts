@@ -2,7 +2,7 @@ import { createTool, noopObserve, type Tool, type ToolObserve } from '@mastra/co
 import { RequestContext } from '@mastra/core/request-context';
 import { createHash } from 'node:crypto';
 import { context } from '@opentelemetry/api';
-import { canonicalJson, GatehouseError, type JsonValue } from '@gatehouse/contracts';
+import { canonicalJson, cloneJson, GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { MAX_APPROVAL_WAIT_MS } from '@gatehouse/approvals';
 import { z, type ZodType } from 'zod';
 import { MAX_TIMER_MS } from '../policy-engine/policies/validation.js';
@@ -25,7 +25,7 @@ import { ConnectorEvaluatorError, ConnectorPolicyError, ConnectorStoreError, Con
 import { type ResolvedManifest, resolveManifest } from './manifest.js';
 import { applySingleTenantPreset } from './single-tenant-preset.js';
 import { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
-import { cloneJson, isJsonNative } from './stores/json-native.js';
+import { isJsonNative } from './stores/json-native.js';
 import { backgroundExecution, networkEgress } from './tool-policies.js';
 import { argumentsHashOf, grantMatches, readDryRun, readGrants, readIdentity, readPermissions, readScalar, type Trusted } from './trusted-context.js';
 import {

@@ -1,5 +1,4 @@
-import { type JsonValue } from '@gatehouse/contracts';
-import { isJsonValue } from '../guardrails/run-guardrails.js';
+import { isJsonValue, type JsonValue } from '@gatehouse/contracts';
 
 /**
  * What the `tool-args` guardrails say of a reviewer's edited arguments: run them as given (or as a

@@ -19,6 +19,8 @@ export {
 export { InMemoryIdempotencyStore } from './stores/in-memory-idempotency-store.js';
 export { InMemoryRateLimitStore } from './stores/in-memory-rate-limit-store.js';
 export { idempotencyStorageKey, rateLimitStorageKey } from './stores/idempotency-key.js';
-export { cloneJson, isJsonNative } from './stores/json-native.js';
+export { isJsonNative } from './stores/json-native.js';
+// One copy of the JSON helpers, in @gatehouse/contracts; re-exported here for connector authors.
+export { cloneJson } from '@gatehouse/contracts';
 export { createLedgerStores, type LedgerClientOptions } from './stores/ledger-client.js';
 export * from './egress/index.js';

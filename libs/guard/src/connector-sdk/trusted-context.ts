@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, type JsonValue } from '@gatehouse/contracts';
+import { canonicalJson, cloneJson, type JsonValue } from '@gatehouse/contracts';
 import { readContextValue } from '../context.js';
-import { cloneJson, isJsonNative } from './stores/json-native.js';
+import { isJsonNative } from './stores/json-native.js';
 import {
   CONNECTOR_EXECUTION_CONTEXT_KEY,
   CONNECTOR_GRANTS_CONTEXT_KEY,

@@ -1,4 +1,4 @@
-import { type JsonValue } from '@gatehouse/contracts';
+import { isJsonValue, type JsonValue } from '@gatehouse/contracts';
 import { RequestContext } from '@mastra/core/request-context';
 import { type ProcessInputArgs, type ProcessOutputResultArgs, type Processor } from '@mastra/core/processors';
 import { createTool } from '@mastra/core/tools';
@@ -13,7 +13,7 @@ import { type Abort, isTripWire } from '../internal/gate-audit.js';
 import { actorFromRequestContext } from '../rbac/actor.js';
 import { guardrailCode, guardrailReason, recordGuardrailDecision } from './audit-guardrail.js';
 import { shareApprovalBudget } from './approval-budget.js';
-import { failedDecision, type GuardrailDecision, isJsonValue, runGuardrails } from './run-guardrails.js';
+import { failedDecision, type GuardrailDecision, runGuardrails } from './run-guardrails.js';
 import { type Guardrail, type GuardrailInput, type GuardrailPlacement } from './types.js';
 import { judgeOnce, type VerdictJournal } from './verdict-journal.js';
 

@@ -1,7 +1,7 @@
-import { GatehouseError, type JsonValue, readOptions } from '@gatehouse/contracts';
+import { GatehouseError, isJsonValue, type JsonValue, readOptions } from '@gatehouse/contracts';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { guardrailReasonCode, recordGuardrailDecision } from './audit-guardrail.js';
-import { failedDecision, type GuardrailDecision, isJsonValue, isTrip, runGuardrails, validateGuardrails } from './run-guardrails.js';
+import { failedDecision, type GuardrailDecision, isTrip, runGuardrails, validateGuardrails } from './run-guardrails.js';
 import { GUARDRAIL_PLACEMENTS, type Guardrail, type GuardrailInput, type GuardrailPlacement, type GuardrailVerdict } from './types.js';
 import { judgeOnce, validateJournal, type VerdictJournal } from './verdict-journal.js';
 

@@ -1,4 +1,4 @@
-import { type JsonValue, readOptions } from '@gatehouse/contracts';
+import { isJsonValue, type JsonValue, readOptions } from '@gatehouse/contracts';
 import { NOTHING_DECLARED, readDeclaredDetections, screenDetections } from '../policy-engine/declared-detections.js';
 import { type GuardrailReasonCode, isGuardrailReasonCode } from './reasons.js';
 import { type Guardrail, type GuardrailAction, type GuardrailInput, type GuardrailOutcome, type GuardrailVerdict } from './types.js';
@@ -68,26 +68,6 @@ export function failedDecision(reason: GuardrailReasonCode, by: string | undefin
     ran: Object.freeze([...ran]),
     fault: 'failed',
   });
-}
-
-/** True for a JSON value (plain objects, arrays, finite numbers; no cycles, accessors or prototypes). */
-export function isJsonValue(value: unknown, depth = 0, seen: Set<object> = new Set()): value is JsonValue {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
-  if (typeof value === 'number') return Number.isFinite(value);
-  if (typeof value !== 'object' || depth > 64 || seen.has(value)) return false;
-  seen.add(value);
-  try {
-    if (Array.isArray(value)) return value.every((item) => isJsonValue(item, depth + 1, seen));
-    const proto = Object.getPrototypeOf(value) as unknown;
-    if (proto !== Object.prototype && proto !== null) return false;
-    for (const key of Object.keys(value)) {
-      const descriptor = Object.getOwnPropertyDescriptor(value, key);
-      if (!descriptor || !('value' in descriptor) || !isJsonValue(descriptor.value, depth + 1, seen)) return false;
-    }
-    return true;
-  } finally {
-    seen.delete(value);
-  }
 }
 
 /** A deep, frozen copy of a JSON value (so a guardrail cannot change a payload after it was judged). */

@@ -1,28 +1,26 @@
 // The shipped `tool-args` guardrail: a tool call's arguments against the tool's own JSON Schema.
-// Validation is gatehouse's own interpreter (./json-schema/): preparing a schema compiles it
+// Validation is gatehouse's own interpreter (@gatehouse/json-schema): preparing a schema compiles it
 // into keyword nodes once (no `new Function`, no `eval`), so it runs where code generation from
 // strings is forbidden. The draft meta-schemas ship with it, in memory; every other document a
 // `$ref` reaches comes from `remotes`, also in memory: nothing is ever fetched. What it cannot
 // use is refused (deny, outcome `partial`), never allowed.
 import { type JsonValue, readOptions } from '@gatehouse/contracts';
 import {
+  FAILURE_ALIASES,
   type JsonSchemaValidator,
+  KNOWN_KEYWORDS,
   type RemoteSchemas,
   type SchemaProblem,
   indexRemotes,
   prepareJsonSchema,
   validateInstance,
-} from './json-schema/index.js';
-import { KEYWORDS } from './json-schema/keywords.js';
+} from '@gatehouse/json-schema';
 import { type GuardrailReasonCode } from './reasons.js';
 import type { Guardrail, GuardrailInput, GuardrailVerdict } from './types.js';
 
 // Every detection the guardrail reports: a failing keyword the interpreter knows (with the names a
 // failure can take besides its keyword: a `false` subschema, min/maxContains, then/else), or unusable.
-const SCHEMA_DETECTIONS: readonly string[] = Object.freeze([
-  ...[...KEYWORDS.keys(), 'false', 'minContains', 'maxContains', 'then', 'else'].map((k) => `schema.${k}`),
-  'schema.unusable',
-]);
+const SCHEMA_DETECTIONS: readonly string[] = Object.freeze([...[...KNOWN_KEYWORDS, ...FAILURE_ALIASES].map((k) => `schema.${k}`), 'schema.unusable']);
 
 /** The JSON Schema drafts the adapter understands. */
 export type SchemaDraft = '4' | '7' | '2019-09' | '2020-12';

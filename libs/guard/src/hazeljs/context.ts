@@ -1,9 +1,9 @@
 // HazelJS's ToolInvocationContext: what the host says about a call. Identity (agent, tenant,
 // environment, run) is trusted host data and becomes the gatekeeper's `identity`; `input` is the
 // tool arguments, untrusted, and is only ever `input`.
-import { type JsonValue } from '@gatehouse/contracts';
+import { cloneJson, isJsonValue, type JsonValue } from '@gatehouse/contracts';
 import { type GatekeeperContext } from '@gatehouse/gatekeeper';
-import { freezeJson, isJsonValue } from '../guardrails/run-guardrails.js';
+import { freezeJson } from '../guardrails/run-guardrails.js';
 import { GatekeeperError } from './errors.js';
 
 export type ToolClassification = 'read' | 'write' | 'destructive';
@@ -69,7 +69,7 @@ export function readInvocationContext(value: unknown): ToolInvocationContext<Jso
   }
   return Object.freeze({
     ...source,
-    input: freezeJson(JSON.parse(JSON.stringify(source['input'])) as JsonValue),
+    input: freezeJson(cloneJson(source['input'] as JsonValue)),
     timestamp: new Date(timestamp.getTime()),
   }) as unknown as ToolInvocationContext<JsonValue>;
 }

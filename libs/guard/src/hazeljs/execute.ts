@@ -1,9 +1,8 @@
 // `AgentGatekeeper.execute` step by step: check the call (every mode), decide, record the decision
 // before anything runs, refuse or ask for approval as decided, run the tool, check and redact its
 // output, record the outcome. A record a critical sink could not take fails the call closed.
-import { type JsonValue, readOptions } from '@gatehouse/contracts';
+import { isJsonValue, type JsonValue, readOptions } from '@gatehouse/contracts';
 import { type GatekeeperDecision, type GatekeeperMode } from '@gatehouse/gatekeeper';
-import { isJsonValue } from '../guardrails/run-guardrails.js';
 import { type ApprovalCall, type ApprovalProvider } from './approvals.js';
 import { type AuditLogger, recordDecision, recordStep, type RecordTarget, type StepRecord } from './audit-record.js';
 import { auditCorrelation, readInvocationContext, type ToolInvocationContext } from './context.js';

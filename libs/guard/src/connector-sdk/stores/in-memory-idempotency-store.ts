@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  cloneJson,
   createEvent,
   type JsonValue,
   LedgerKeyCompletedV1,
@@ -11,7 +12,7 @@ import {
 import { applyLedgerEvent, createLedgerState, isStale, type LedgerEvent, type Verdict } from '@gatehouse/ledger';
 import { ConnectorPolicyError } from '../errors.js';
 import { type IdempotencyLookup, type IdempotencyReservation, type IdempotencyStore } from '../types.js';
-import { cloneJson, isJsonNative } from './json-native.js';
+import { isJsonNative } from './json-native.js';
 
 const SOURCE = { source: 'guard:in-memory-ledger', tenant: 'local' };
 

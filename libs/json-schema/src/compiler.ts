@@ -2,10 +2,9 @@
 // created empty and its keywords are compiled from a work list, so references (cyclic ones
 // included) point at the empty schema first and the compiler never recurses: a deeply nested
 // or self-referencing schema cannot overflow the stack here.
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonObject, type JsonValue, isJsonObject } from '@gatehouse/contracts';
 import { refReplacesSiblings } from './dialects.js';
 import { type CompiledResource, CompiledSchema, FALSE_SCHEMA, type KeywordNode, TRUE_SCHEMA } from './evaluation.js';
-import { type JsonObject, isJsonObject } from './json-value.js';
 import { KEYWORDS, type KeywordContext, RUNS_LAST } from './keywords.js';
 import { SchemaProblemError } from './problems.js';
 import { type ResolvedReference, type SchemaRegistry, type SchemaResource } from './schema-index.js';

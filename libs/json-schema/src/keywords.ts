@@ -2,7 +2,7 @@
 // and returns the node that checks an instance, or nothing when it has no effect. A keyword
 // value the compiler cannot use (a `minLength` that is not a non-negative integer, a `pattern`
 // that is not an ECMA-262 regular expression) makes the schema unusable rather than ignored.
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonObject, type JsonValue, isJsonObject, jsonEqual } from '@gatehouse/contracts';
 import { type Draft } from './dialects.js';
 import {
   type Annotations,
@@ -21,7 +21,7 @@ import {
   passes,
 } from './evaluation.js';
 import { formatCheck } from './formats.js';
-import { type JsonObject, canonicalKey, codePointLength, isJsonObject, jsonEqual } from './json-value.js';
+import { MAX_VALUE_DEPTH, canonicalKey, codePointLength } from './json-value.js';
 import { SchemaProblemError } from './problems.js';
 import { type ResolvedReference } from './schema-index.js';
 
@@ -131,11 +131,11 @@ const compileEnum: KeywordCompiler = (value) => {
   // Primitives by Set (1 and 1.0 are one number in JavaScript already); objects and arrays by JSON equality.
   const primitives = new Set<JsonValue>(value.filter(isPrimitive));
   const structured = value.filter((item) => !isPrimitive(item));
-  return node('enum', (instance) => (isPrimitive(instance) ? primitives.has(instance) : structured.some((item) => jsonEqual(item, instance))));
+  return node('enum', (instance) => (isPrimitive(instance) ? primitives.has(instance) : structured.some((item) => jsonEqual(item, instance, MAX_VALUE_DEPTH))));
 };
 
 const compileConst: KeywordCompiler = (value) =>
-  isPrimitive(value) ? node('const', (instance) => instance === value) : node('const', (instance) => jsonEqual(value, instance));
+  isPrimitive(value) ? node('const', (instance) => instance === value) : node('const', (instance) => jsonEqual(value, instance, MAX_VALUE_DEPTH));
 
 // ——— numbers ———
 

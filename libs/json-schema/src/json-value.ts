@@ -1,36 +1,12 @@
-// JSON values as the specification sees them: equality regardless of key order and of how a
-// number is written, lengths in code points, and plain copies. Everything that walks a value
-// is depth-bounded, so a deeply nested value fails cleanly instead of overflowing the stack.
-import { type JsonValue } from '@gatehouse/contracts';
+// JSON values as the specification sees them, beyond the shared helpers of @gatehouse/contracts
+// (`jsonEqual`, `isJsonObject`): canonical keys for `uniqueItems`, lengths in code points, and
+// plain copies. Everything that walks a value is depth-bounded, so a deeply nested value fails
+// cleanly instead of overflowing the stack.
+import { type JsonObject, type JsonValue } from '@gatehouse/contracts';
 import { EvaluationDepthError, SchemaProblemError } from './problems.js';
-
-export type JsonObject = { [key: string]: JsonValue };
 
 /** How deep a value may nest before equality, keys and copies give up. */
 export const MAX_VALUE_DEPTH = 256;
-
-export function isJsonObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** JSON equality: `1` equals `1.0`, object key order is irrelevant, arrays compare in order. */
-export function jsonEqual(a: JsonValue, b: JsonValue, depth = 0): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (depth > MAX_VALUE_DEPTH) throw new EvaluationDepthError('a value nests too deeply to compare');
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i] as JsonValue, b[i] as JsonValue, depth + 1)) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const key of keys) {
-    if (!Object.hasOwn(b, key) || !jsonEqual(a[key] as JsonValue, b[key] as JsonValue, depth + 1)) return false;
-  }
-  return true;
-}
 
 /**
  * A string that two values share exactly when they are JSON-equal (keys sorted, numbers in

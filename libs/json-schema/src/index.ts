@@ -4,11 +4,12 @@
 // `remotes` given in memory and the bundled meta-schemas. Nothing is generated: no `eval`, no
 // `new Function`. Expected outcomes (an unusable schema, an invalid or too deeply nested
 // instance) are values, not exceptions.
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonValue, isJsonObject } from '@gatehouse/contracts';
 import { SchemaCompiler } from './compiler.js';
 import { type Dialect, type Draft, STANDARD_DIALECTS, dialectOfVocabularies, draftOfMetaSchema } from './dialects.js';
 import { type CompiledSchema, Evaluation, type SchemaFailure, evaluateSchema } from './evaluation.js';
-import { isJsonObject, plainCopy } from './json-value.js';
+import { plainCopy } from './json-value.js';
+import { KEYWORDS } from './keywords.js';
 import { META_SCHEMAS } from './meta-schemas/index.js';
 import { EvaluationDepthError, ReferenceCycleError, type SchemaProblem, SchemaProblemError } from './problems.js';
 import { SchemaIndex, SchemaRegistry, type SchemaResource } from './schema-index.js';
@@ -17,6 +18,12 @@ import { normalizeUri, splitFragment } from './uri.js';
 export type { Draft } from './dialects.js';
 export type { SchemaFailure } from './evaluation.js';
 export type { SchemaProblem, SchemaProblemCode } from './problems.js';
+
+/** Every keyword the interpreter implements, in any draft (a failure names one of these, or a name in {@link FAILURE_ALIASES}). */
+export const KNOWN_KEYWORDS: readonly string[] = Object.freeze([...KEYWORDS.keys()]);
+
+/** The names a failure can take besides its keyword: a `false` subschema, min/maxContains, then/else. */
+export const FAILURE_ALIASES: readonly string[] = Object.freeze(['false', 'minContains', 'maxContains', 'then', 'else']);
 
 /**
  * The retrieval URI of a schema without an `$id`. `.invalid` never resolves (RFC 2606): a
@@ -82,9 +89,12 @@ export function prepareJsonSchema(schema: JsonValue, options: { readonly draft: 
   }
 }
 
-/** Validates `instance`, naming every failing keyword with its instance location. */
-export function validateInstance(validator: JsonSchemaValidator, instance: JsonValue): InstanceValidation {
-  const evaluation = new Evaluation(true, validator.needsAnnotations);
+/**
+ * Validates `instance`, naming every failing keyword with its instance location. `format` is
+ * asserted unless `assertFormats` is false (then it is an annotation, as 2019-09 and 2020-12 default to).
+ */
+export function validateInstance(validator: JsonSchemaValidator, instance: JsonValue, options: { readonly assertFormats?: boolean } = {}): InstanceValidation {
+  const evaluation = new Evaluation(options.assertFormats ?? true, validator.needsAnnotations);
   try {
     if (evaluateSchema(validator.root, instance, evaluation)) return { outcome: 'valid' };
     return { outcome: 'invalid', failures: distinct(evaluation.failures) };
@@ -144,7 +154,7 @@ function unsupportedDialect(): SchemaProblemError {
 let metaSchemas: { readonly index: SchemaIndex; readonly compiler: SchemaCompiler } | undefined;
 
 // The bundled meta-schemas, indexed and compiled once per process (lazily: importing the
-// guardrail costs nothing until a schema is prepared).
+// interpreter costs nothing until a schema is prepared).
 function metaSchemaState(): { readonly index: SchemaIndex; readonly compiler: SchemaCompiler } {
   if (metaSchemas === undefined) {
     const index = new SchemaIndex('meta');

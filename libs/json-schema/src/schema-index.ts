@@ -4,10 +4,9 @@
 // `default` or `examples` value, or inside an unknown keyword, is data, not an identifier; and
 // in drafts 4 to 7 a schema object with `$ref` is not looked into at all (its siblings, `$id`
 // included, are ignored).
-import { type JsonValue } from '@gatehouse/contracts';
+import { type JsonObject, type JsonValue, isJsonObject } from '@gatehouse/contracts';
 import { type Dialect, STANDARD_DIALECTS, draftOfMetaSchema, idKeyword, refReplacesSiblings, subschemaKeywords } from './dialects.js';
 import { parsePointer } from './json-pointer.js';
-import { type JsonObject, isJsonObject } from './json-value.js';
 import { SchemaProblemError } from './problems.js';
 import { normalizeUri, resolveUri, splitFragment } from './uri.js';
 

@@ -1,14 +1,15 @@
 // Runs the official JSON-Schema-Test-Suite (the copy under fixtures/, see its README for what
-// is there) through the schema guardrail: each case's schema as the tool's input schema, its
-// data as the tool arguments, `valid` as allow and invalid as deny. `optional/` is not run.
+// is there) through the interpreter: each case's schema prepared once (it must be usable), each
+// test's data validated against it, `valid` as `valid` and invalid as `invalid`. `optional/` is
+// not run. (The guard's schema guardrail maps these outcomes to allow and deny, one to one.)
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type JsonValue } from '@gatehouse/contracts';
-import { createSchemaGuardrail, type SchemaDraft } from './schema-guardrail.js';
+import { type Draft, type SchemaPreparation, indexRemotes, prepareJsonSchema, validateInstance } from './index.js';
 
 const SUITE_DIR = path.join(import.meta.dirname, 'fixtures', 'json-schema-test-suite');
-const DRAFTS: Readonly<Record<string, SchemaDraft>> = { draft4: '4', draft7: '7', 'draft2019-09': '2019-09', 'draft2020-12': '2020-12' };
+const DRAFTS: Readonly<Record<string, Draft>> = { draft4: '4', draft7: '7', 'draft2019-09': '2019-09', 'draft2020-12': '2020-12' };
 const REMOTE_BASE = 'http://localhost:1234/';
 
 interface SuiteTest {
@@ -24,7 +25,7 @@ interface SuiteCase {
 
 // `<draft>/<file> › <case> › <test>` (or `<draft>/<file> › <case>` for the whole case, or
 // `<draft>/<file>` for the whole file) → why.
-// Keep this short and honest: each entry is a case the guardrail gets wrong or cannot run.
+// Keep this short and honest: each entry is a case the interpreter gets wrong or cannot run.
 const SKIPPED: Readonly<Record<string, string>> = {};
 
 function remotes(): Record<string, JsonValue> {
@@ -49,14 +50,15 @@ function skipReason(draftDir: string, file: string, suiteCase: SuiteCase, test: 
 
 const draftDirs = Object.keys(DRAFTS).filter((dir) => existsSync(path.join(SUITE_DIR, 'tests', dir)));
 
-describe('JSON-Schema-Test-Suite through createSchemaGuardrail', () => {
+describe('JSON-Schema-Test-Suite through the interpreter', () => {
   it('has suite files to run', () => {
     expect(draftDirs.length).toBeGreaterThan(0);
   });
 
   for (const draftDir of draftDirs) {
-    const draft = DRAFTS[draftDir] as SchemaDraft;
-    const guardrail = createSchemaGuardrail({ draft, remotes: remoteSchemas });
+    const draft = DRAFTS[draftDir] as Draft;
+    const indexed = indexRemotes(remoteSchemas, draft);
+    if (!indexed.ok) throw new Error(`the suite's remotes cannot be indexed for ${draftDir}: ${indexed.problem.code}`);
     const files = readdirSync(path.join(SUITE_DIR, 'tests', draftDir)).filter((f) => f.endsWith('.json')).sort();
     counts.set(draftDir, { passed: 0, skipped: 0 });
 
@@ -65,6 +67,9 @@ describe('JSON-Schema-Test-Suite through createSchemaGuardrail', () => {
         const cases = JSON.parse(readFileSync(path.join(SUITE_DIR, 'tests', draftDir, file), 'utf8')) as SuiteCase[];
         describe(file, () => {
           for (const suiteCase of cases) {
+            // Each case's schema is prepared once, on its first test.
+            let prepared: SchemaPreparation | undefined;
+            const prepare = (): SchemaPreparation => (prepared ??= prepareJsonSchema(suiteCase.schema, { draft, remotes: indexed.remotes }));
             for (const test of suiteCase.tests) {
               const reason = skipReason(draftDir, file, suiteCase, test);
               const title = `${suiteCase.description} › ${test.description} (${test.valid ? 'valid' : 'invalid'})`;
@@ -73,17 +78,11 @@ describe('JSON-Schema-Test-Suite through createSchemaGuardrail', () => {
                 it.skip(`${title} — skipped: ${reason}`, () => undefined);
                 continue;
               }
-              it(title, async () => {
-                const verdict = await guardrail.check({
-                  placement: 'tool-args',
-                  value: test.data,
-                  tool: { id: 'suite', inputSchema: suiteCase.schema as Record<string, JsonValue> },
-                  context: {},
-                  signal: new AbortController().signal,
-                });
-                expect({ action: verdict.action, outcome: verdict.outcome }).toEqual(
-                  test.valid ? { action: 'allow', outcome: 'complete' } : { action: 'deny', outcome: 'complete' },
-                );
+              it(title, () => {
+                const preparation = prepare();
+                expect(preparation.ok ? 'usable' : preparation.problem.code).toBe('usable');
+                if (!preparation.ok) return;
+                expect(validateInstance(preparation.validator, test.data).outcome).toBe(test.valid ? 'valid' : 'invalid');
                 counts.get(draftDir)!.passed++;
               });
             }
