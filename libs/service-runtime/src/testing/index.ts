@@ -32,7 +32,7 @@ export { freePort, type HttpAnswer, type HttpClient, httpClient, listenOnLoopbac
 export { replaceTopic } from './replace-topic.js';
 export { type ColdStartBenchOptions, type ColdStartStatus, type ColdStartWorld, runColdStartBench } from './cold-start-bench.js';
 export { documentedRoutes, servedRoutes } from './routes.js';
-export { documentedBody, documentsStatus, type ProbeOptions, type UndocumentedAnswer, undocumentedAnswers } from './openapi-probe.js';
+export { documentedBody, documentsStatus, openApi31Problems, type ProbeOptions, type UndocumentedAnswer, undocumentedAnswers } from './openapi-probe.js';
 export { type NodeProcess, type ServiceProcess, type ServiceReplica, type StartOptions, startNodeProcess, startReplica, startServiceProcess, stopProcesses, untilHealthy, untilPartitionsHeld } from './replicas.js';
 export { reached, StoredProgress, sumOfEnds, topicEnds } from './progress.js';
 export { duplicateIds, ocsfFileIds } from './siem-files.js';

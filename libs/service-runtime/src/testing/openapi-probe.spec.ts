@@ -8,7 +8,7 @@ import { errorResponse, GatehouseExceptionFilter } from '../http-errors.js';
 import { type OpenApiDocument, schemaRef } from '../openapi/document.js';
 import { errorCase, errorResponses } from '../openapi/error-responses.js';
 import { listenOnLoopback } from './http.js';
-import { documentedBody, documentsStatus, undocumentedAnswers } from './openapi-probe.js';
+import { documentedBody, documentsStatus, openApi31Problems, undocumentedAnswers } from './openapi-probe.js';
 import { documentedRoutes, servedRoutes } from './routes.js';
 
 // A small service, to check the checkers: a route the document lists wrongly must be found.
@@ -147,5 +147,19 @@ describe('documentedBody', () => {
     const Thing = z.strictObject({ id: z.string() });
     expect(() => documentedBody(DOCUMENT, 'GET /v1/things/{id}', { ...answer, body: { id: 1 } }, Thing)).toThrow();
     expect(() => documentedBody(DOCUMENT, 'GET /v1/things/{id}', { ...answer, status: 201 }, z.unknown())).toThrow('answered 201');
+  });
+});
+
+describe('openApi31Problems', () => {
+  const minimal = { openapi: '3.1.0', info: { title: 'things', version: '1' }, paths: {} };
+
+  it('finds nothing wrong with a valid 3.1 document', async () => {
+    expect(await openApi31Problems(minimal)).toEqual([]);
+  });
+
+  it('names what is wrong: a document of another version, one missing its info, and one that is not an object', async () => {
+    expect(await openApi31Problems({ ...minimal, openapi: '3.0.3' })).toEqual(['OpenAPI 3.0, not 3.1']);
+    expect((await openApi31Problems({ openapi: '3.1.0', paths: {} })).length).toBeGreaterThan(0);
+    expect(await openApi31Problems([minimal])).toEqual(['not a JSON object']);
   });
 });

@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { type z } from 'zod';
 import { ErrorBodySchema } from '../openapi/error-responses.js';
 import { type OpenApiDocument, type OpenApiOperation, type OpenApiResponse } from '../openapi/document.js';
@@ -116,4 +117,19 @@ export function documentedBody<S extends z.ZodType>(
     throw new Error(`${operation} answered ${answer.status}, which is not a success the document lists: ${answer.text.slice(0, 300)}`);
   }
   return schema.parse(answer.body);
+}
+
+/**
+ * What the OpenAPI schema validator (`@seriousme/openapi-schema-validator`, the one every service's
+ * document is checked with) finds wrong with `document` as an OpenAPI 3.1 document: [] when it is one.
+ */
+export async function openApi31Problems(document: unknown): Promise<string[]> {
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) return ['not a JSON object'];
+  const validator = new Validator();
+  const result = await validator.validate(document as Record<string, unknown>);
+  const errors = result.errors ?? [];
+  const problems = typeof errors === 'string' ? [errors] : errors.map((error) => `${error.instancePath || '/'} ${error.message ?? error.keyword}`);
+  if (!result.valid && problems.length === 0) problems.push('invalid');
+  if (result.valid && validator.version !== '3.1') problems.push(`OpenAPI ${validator.version}, not 3.1`);
+  return problems;
 }

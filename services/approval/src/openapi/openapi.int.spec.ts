@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Validator } from '@seriousme/openapi-schema-validator';
 import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
 import {
   createTestDatabase,
   documentedRoutes,
+  openApi31Problems,
   servedRoutes,
   type TestDatabase,
   undocumentedAnswers,
@@ -30,11 +30,7 @@ describe('the OpenAPI document', () => {
   it('is served without a credential and is a valid OpenAPI 3.1 document', async () => {
     const served = await app.get('/openapi.json');
     expect(served.status).toBe(200);
-    const validator = new Validator();
-    const result = await validator.validate(served.body);
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
-    expect(validator.version).toBe('3.1');
+    expect(await openApi31Problems(served.body)).toEqual([]);
     expect(served.body).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
     expect(OPENAPI_DOCUMENT.paths['/openapi.json'].get.security).toEqual([]);
   });

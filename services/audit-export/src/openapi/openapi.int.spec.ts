@@ -2,7 +2,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Validator } from '@seriousme/openapi-schema-validator';
 import { EventProducer } from '@gatehouse/kafka';
 import { provisionedNamespace, testKafka, waitFor } from '@gatehouse/kafka/testing';
 import { apiKeyDigest, HealthReportSchema } from '@gatehouse/service-runtime';
@@ -10,6 +9,7 @@ import {
   documentedBody,
   documentedRoutes,
   type HttpAnswer,
+  openApi31Problems,
   readAnswer,
   servedRoutes,
   undocumentedAnswers,
@@ -72,11 +72,7 @@ describe('the audit-export OpenAPI document', () => {
   it('is served without a credential and is a valid OpenAPI 3.1 document', async () => {
     const served = await readAnswer<Record<string, unknown>>(await fetch(`${app.baseUrl}/openapi.json`));
     expect(served.status).toBe(200);
-    const validator = new Validator();
-    const result = await validator.validate(served.body);
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
-    expect(validator.version).toBe('3.1');
+    expect(await openApi31Problems(served.body)).toEqual([]);
     expect(served.body).toEqual(JSON.parse(JSON.stringify(DOCUMENT)));
   });
 

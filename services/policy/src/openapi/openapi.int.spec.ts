@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Validator } from '@seriousme/openapi-schema-validator';
 import { provisionedNamespace, testKafka } from '@gatehouse/kafka/testing';
 import { HealthReportSchema } from '@gatehouse/service-runtime';
 import {
@@ -7,6 +6,7 @@ import {
   documentedBody,
   documentedRoutes,
   type HttpAnswer,
+  openApi31Problems,
   servedRoutes,
   type TestDatabase,
   undocumentedAnswers,
@@ -69,11 +69,7 @@ describe('the policy OpenAPI document', () => {
   it('is served without a credential and is a valid OpenAPI 3.1 document', async () => {
     const served = await app.get('/openapi.json');
     expect(served.status).toBe(200);
-    const validator = new Validator();
-    const result = await validator.validate(served.body);
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
-    expect(validator.version).toBe('3.1');
+    expect(await openApi31Problems(served.body)).toEqual([]);
     expect(served.body).toEqual(JSON.parse(JSON.stringify(DOCUMENT)));
   });
 
