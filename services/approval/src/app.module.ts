@@ -21,6 +21,7 @@ import { type Kafka } from 'kafkajs';
 import { type DataSource } from 'typeorm';
 import { type ApprovalOptions, approvalOptionsFromEnv } from './approval-config.js';
 import { ApprovalEventsController } from './approval-events/approval-events.http.controller.js';
+import { ReplicaChanges } from './approval-events/replica-changes.js';
 import { ApprovalStatusController } from './approval-status.http.controller.js';
 import { DecideApprovalController } from './decide-approval/decide-approval.http.controller.js';
 import { ApprovalEngine } from './engine/approval-engine.js';
@@ -31,7 +32,7 @@ import { ListApprovalsController } from './list-approvals/list-approvals.http.co
 import { REVIEWER_NOTIFIER, type ReviewerNotifier, reviewerNotifierProvider } from './notify-reviewers/reviewer-notifier.js';
 import { WebhookDeliveries1768000000000 } from './notify-reviewers/webhook-deliveries.migration.js';
 import { OpenApiController } from './openapi/openapi.http.controller.js';
-import { APPROVAL_ENGINE, APPROVAL_OPTIONS } from './tokens.js';
+import { APPROVAL_ENGINE, APPROVAL_OPTIONS, REPLICA_CHANGES } from './tokens.js';
 
 /** Reviewer REST API, event stream and web inbox over the approvals topic. */
 @Module({})
@@ -39,6 +40,7 @@ export class ApprovalModule implements OnModuleDestroy {
   constructor(
     @Inject(APPROVAL_ENGINE) private readonly engine: ApprovalEngine,
     @Inject(REVIEWER_NOTIFIER) private readonly notifier: ReviewerNotifier,
+    @Inject(REPLICA_CHANGES) private readonly replicaChanges: ReplicaChanges | null,
   ) {}
 
   static forRoot(config: ServiceConfig, options: ApprovalOptions = approvalOptionsFromEnv()): DynamicModule {
@@ -80,6 +82,17 @@ export class ApprovalModule implements OnModuleDestroy {
             return closeIfStartFails(logs.stopOnChange(engine), (e) => e.stop());
           },
         },
+        {
+          provide: REPLICA_CHANGES,
+          inject: [APPROVAL_ENGINE, DATA_SOURCE],
+          // Scaled out, each replica's event stream carries every replica's changes (replica-changes.ts).
+          useFactory: async (engine: ApprovalEngine, dataSource: DataSource) => {
+            if (!config.scaleOut) return null;
+            const changes = await ReplicaChanges.start({ dataSource, schema: config.database.schema, replicaId: config.scaleOut.replicaId, relay: (change) => engine.relay(change), log: nestFoldLog('approval') });
+            engine.subscribeOwn((change) => changes.announce(change));
+            return closeIfStartFails(changes, (c) => c.stop());
+          },
+        },
         // A scaled-out replica answers a decision on another replica's partition through its owner.
         ownerForwarderProvider(config, approvalProjection(options.keyring, { retainMs: options.retainMs }).name, topicName('approvals', config.topicNamespace), options.decisionDeadlineMs + 1_000),
         { provide: APP_FILTER, useClass: ApprovalExceptionFilter },
@@ -89,6 +102,7 @@ export class ApprovalModule implements OnModuleDestroy {
 
   /** Before the runtime closes the database and the Kafka admin: stop tailing, answer waiting reviewers. */
   async onModuleDestroy(): Promise<void> {
+    await this.replicaChanges?.stop();
     await this.engine.stop();
     // Then the webhooks under way end, recorded, before the runtime closes the database.
     await this.notifier.stop();

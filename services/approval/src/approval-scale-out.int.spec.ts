@@ -49,6 +49,27 @@ async function replica(w: { namespace: string; schema: string }, name: string, e
   return app;
 }
 
+/** A reviewer's `GET /v1/approval-events` on `app`, read in the background: the event ids it carried so far. */
+async function eventStream(app: ApprovalApp): Promise<{ ids(): string[]; text(): string; close(): void }> {
+  const controller = new AbortController();
+  const response = await fetch(`${app.baseUrl}/v1/approval-events`, { headers: bearer(alice), signal: controller.signal });
+  const reader = response.body!.getReader();
+  let text = '';
+  void (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      text += new TextDecoder().decode(value);
+    }
+  })().catch(() => undefined);
+  await waitFor(() => (text.includes('event: ready') ? true : undefined), { what: 'the stream ready' });
+  return {
+    ids: () => [...text.matchAll(/^id: (\S+)$/gm)].map((m) => m[1]!),
+    text: () => text,
+    close: () => controller.abort(),
+  };
+}
+
 const owned = (app: ApprovalApp): number[] =>
   Object.entries((app.engine.status() as unknown as { owned: Record<string, string> }).owned)
     .filter(([, stage]) => stage === 'live')
@@ -88,6 +109,34 @@ describe('a scaled-out approval service', () => {
     }
     // Each replica holds only its own partitions' approvals, and together all of them.
     expect((a.engine.status().approvals) + (b.engine.status().approvals)).toBe(made.length);
+  });
+
+  it("gives a reviewer's event stream on either replica every replica's changes, each once", async () => {
+    const w = await world();
+    const a = await replica(w, 'approval-a');
+    const b = await replica(w, 'approval-b');
+    await settled([a, b]);
+    const streams = await Promise.all([a, b].map((app) => eventStream(app)));
+    try {
+      const made = Array.from({ length: 6 }, () => testRequest());
+      for (const m of made) await w.producer.publish('approvals', m.event);
+      for (const m of made) {
+        await waitFor(async () => ((await a.get(`/v1/approvals/${m.approvalId}`, bearer(alice))).status === 200 ? true : undefined), { what: 'the request projected' });
+        expect((await b.post(`/v1/approvals/${m.approvalId}/decision`, { verdict: 'deny' }, bearer(alice))).status).toBe(200);
+      }
+      const expected = made.flatMap((m) => [`${m.approvalId}:ApprovalRequested`, `${m.approvalId}:ApprovalDecided`]).sort();
+      for (const stream of streams) {
+        const ids = await waitFor(() => {
+          const seen = stream.ids();
+          return seen.length >= expected.length ? seen : undefined;
+        }, { what: 'every change on the stream', timeoutMs: 20_000 });
+        // Each change once, whichever replica folded it; none of the request's content.
+        expect([...ids].sort()).toEqual(expected);
+        expect(stream.text()).not.toContain('orderId');
+      }
+    } finally {
+      for (const stream of streams) stream.close();
+    }
   });
 
   it('expires each approval once: only the owner of its partition sweeps it', async () => {

@@ -160,6 +160,7 @@ export class ApprovalEngine {
     this.engine.whenAnswered(record.partition, BigInt(record.offset)).then(
       () => {
         this.onCommitted?.({ record, verdict, approval });
+        this.changes.emit('own', change);
         this.changes.emit('change', change);
       },
       () => undefined, // stopping, or the database is down: a reconnecting stream re-reads the list
@@ -220,10 +221,21 @@ export class ApprovalEngine {
     return signEvent(event, this.signingKey);
   }
 
-  /** Calls `listener` for every live change until the returned function is called. */
+  /** Calls `listener` for every live change (this replica's, and those `relay` brings) until the returned function is called. */
   subscribe(listener: (change: ApprovalChange) => void): () => void {
     this.changes.on('change', listener);
     return () => this.changes.off('change', listener);
+  }
+
+  /** Calls `listener` for every live change of the partitions this replica folds, once projected. */
+  subscribeOwn(listener: (change: ApprovalChange) => void): () => void {
+    this.changes.on('own', listener);
+    return () => this.changes.off('own', listener);
+  }
+
+  /** Hands subscribers a change another replica folded and announced (scaled out); nothing else sees it. */
+  relay(change: ApprovalChange): void {
+    this.changes.emit('change', change);
   }
 
   status(): ApprovalStatusReport {
