@@ -19,6 +19,9 @@ export default tseslint.config(
           allow: ['tools/readme-examples\.mjs$', 'tools/bench-results\.mjs$', 'tools/bench-report\.mjs$', 'tools/jest-summary-reporter\.mjs$'],
           depConstraints: [
             { sourceTag: 'scope:contracts', onlyDependOnLibsWithTags: [] },
+            // Domain code (the folds, the policies, the JSON Schema engine): pure, on contracts alone.
+            // Infrastructure (Kafka, the service runtime, projections, the agent guard) may use it.
+            { sourceTag: 'kind:domain', onlyDependOnLibsWithTags: ['scope:contracts'] },
             { sourceTag: 'scope:lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib'] },
             { sourceTag: 'scope:service-lib', onlyDependOnLibsWithTags: ['scope:contracts', 'scope:lib', 'scope:service-lib'] },
             {
