@@ -222,10 +222,12 @@ describe('the demo scenario against the whole suite', () => {
     );
     expect(cli.status).toBe(0);
     const report = JSON.parse(cli.stdout) as { decisions: number; counts: Record<string, number>; rows: { change: string; decision: { toolId: string; effect: string } }[] };
-    // The lookup, the CRM note, the refund and its retry under revision 1, the refund refused under revision 2.
-    expect(report.decisions).toBe(5);
-    expect(report.counts).toEqual({ 'newly-denied': 1, 'newly-allowed': 0, 'newly-approval-gated': 3, unchanged: 1, undetermined: 0 });
+    // The lookup, the CRM note, the refund, the reviewer's edit of it (judged again as the proposed
+    // call was) and its retry under revision 1, the refund refused under revision 2.
+    expect(report.decisions).toBe(6);
+    expect(report.counts).toEqual({ 'newly-denied': 1, 'newly-allowed': 0, 'newly-approval-gated': 4, unchanged: 1, undetermined: 0 });
     expect(report.rows.map((r) => `${r.change}:${r.decision.toolId}:${r.decision.effect}`).sort()).toEqual([
+      'newly-approval-gated:payments.refund:allow',
       'newly-approval-gated:payments.refund:allow',
       'newly-approval-gated:payments.refund:allow',
       'newly-approval-gated:payments.refund:deny',
