@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { createGatekeeper, type Gatekeeper, type GatekeeperContext } from '@gatehouse/gatekeeper';
-import { gatekeeperContextOfInvocation, toGatekeeperBundle } from '@gatehouse/guard/hazeljs';
+import { gatekeeperContextOfInvocation, toGatekeeperBundle } from '@gatehouse/gatekeeper/hazeljs';
 import { PolicyUsageError } from './policy-usage.js';
 
 export const HAZELJS_USAGE = `  gatehouse policy validate --config <agent-gatekeeper.yaml|json> [--json]                       (HazelJS form)

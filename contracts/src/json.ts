@@ -85,3 +85,15 @@ function hasPlainPrototype(value: object): boolean {
   const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;
 }
+
+/** A deep, frozen copy of a JSON value (so a guardrail cannot change a payload after it was judged). */
+export function freezeJson(value: JsonValue): JsonValue {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(freezeJson)) as JsonValue;
+  const out: Record<string, JsonValue> = {};
+  for (const key of Object.keys(value)) {
+    // defineProperty: a `__proto__` key stays an own data property instead of changing the prototype.
+    Object.defineProperty(out, key, { value: freezeJson(value[key] as JsonValue), enumerable: true, writable: false, configurable: false });
+  }
+  return Object.freeze(out);
+}

@@ -1,7 +1,7 @@
 // agent-gatekeeper.yaml (HazelJS's policy config) as a gatehouse bundle: data only, so it can be
 // validated like any bundle, published to the policy service, signed and followed by every guard.
 import { readOptions } from '@gatehouse/contracts';
-import { assertGatekeeperMode, compileGatekeeperBundle, type GatekeeperBundle, type GatekeeperMode, MAX_BUNDLE_TEXT } from '@gatehouse/gatekeeper';
+import { assertGatekeeperMode, compileGatekeeperBundle, type GatekeeperBundle, type GatekeeperMode, MAX_BUNDLE_TEXT } from '../index.js';
 import { parse as parseYaml } from 'yaml';
 import { configError } from './errors.js';
 import { compileHazelPolicies, type DefaultDecision } from './policies.js';

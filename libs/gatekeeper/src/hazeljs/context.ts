@@ -1,9 +1,8 @@
 // HazelJS's ToolInvocationContext: what the host says about a call. Identity (agent, tenant,
 // environment, run) is trusted host data and becomes the gatekeeper's `identity`; `input` is the
 // tool arguments, untrusted, and is only ever `input`.
-import { cloneJson, isJsonValue, type JsonValue } from '@gatehouse/contracts';
-import { type GatekeeperContext } from '@gatehouse/gatekeeper';
-import { freezeJson } from '../guardrails/run-guardrails.js';
+import { cloneJson, freezeJson, isJsonValue, type JsonValue } from '@gatehouse/contracts';
+import { type GatekeeperContext } from '../gatekeeper.js';
 import { GatekeeperError } from './errors.js';
 
 export type ToolClassification = 'read' | 'write' | 'destructive';

@@ -8,7 +8,7 @@
 //   its `denyWhen` or `requireApprovalWhen` decided first: a companion policy `<id>:allow-failed`;
 // - `defaultDecision: 'allow'` is a catch-all allow, the weakest effect, named `hazeljs.default-allow`.
 import { GatehouseError, readOptions } from '@gatehouse/contracts';
-import { evaluateExpression, type Expr, type ExpressionScope, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy, type GatekeeperPredicate, parseExpression } from '@gatehouse/gatekeeper';
+import { evaluateExpression, type Expr, type ExpressionScope, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy, type GatekeeperPredicate, parseExpression } from '../index.js';
 import { type ToolClassification, type ToolInvocationContext } from './context.js';
 import { configError } from './errors.js';
 

@@ -1,4 +1,4 @@
-import { isJsonValue, type JsonValue, readOptions } from '@gatehouse/contracts';
+import { freezeJson, isJsonValue, type JsonValue, readOptions } from '@gatehouse/contracts';
 import { NOTHING_DECLARED, readDeclaredDetections, screenDetections } from '../policy-engine/declared-detections.js';
 import { type GuardrailReasonCode, isGuardrailReasonCode } from './reasons.js';
 import { type Guardrail, type GuardrailAction, type GuardrailInput, type GuardrailOutcome, type GuardrailVerdict } from './types.js';
@@ -68,18 +68,6 @@ export function failedDecision(reason: GuardrailReasonCode, by: string | undefin
     ran: Object.freeze([...ran]),
     fault: 'failed',
   });
-}
-
-/** A deep, frozen copy of a JSON value (so a guardrail cannot change a payload after it was judged). */
-export function freezeJson(value: JsonValue): JsonValue {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return Object.freeze(value.map(freezeJson)) as JsonValue;
-  const out: Record<string, JsonValue> = {};
-  for (const key of Object.keys(value)) {
-    // defineProperty: a `__proto__` key stays an own data property instead of changing the prototype.
-    Object.defineProperty(out, key, { value: freezeJson(value[key] as JsonValue), enumerable: true, writable: false, configurable: false });
-  }
-  return Object.freeze(out);
 }
 
 /**

@@ -5,8 +5,8 @@
 // was about: another input, tool schema, guardrail list, tenant, agent, placement or step is judged
 // again; an old allow is never handed to a different question.
 import { createHash } from 'node:crypto';
-import { canonicalJson, type JsonValue, readOptions } from '@gatehouse/contracts';
-import { failedDecision, type GuardrailDecision, type GuardrailFault, freezeJson, screenRecordedVerdict, validateVerdict } from './run-guardrails.js';
+import { canonicalJson, freezeJson, type JsonValue, readOptions } from '@gatehouse/contracts';
+import { failedDecision, type GuardrailDecision, type GuardrailFault, screenRecordedVerdict, validateVerdict } from './run-guardrails.js';
 import { type Guardrail, type GuardrailInput, type GuardrailPlacement } from './types.js';
 
 /**

@@ -3,8 +3,7 @@
 import { readOptions } from '@gatehouse/contracts';
 import { randomUUID } from 'node:crypto';
 import { type AgentGatekeeper } from './agent-gatekeeper.js';
-import { type ToolInvocationContext, type ToolRiskLevel } from './context.js';
-import { configError, GatekeeperApprovalRequiredError, GatekeeperError, unsupported } from './errors.js';
+import { configError, GatekeeperApprovalRequiredError, GatekeeperError, type ToolInvocationContext, type ToolRiskLevel, unsupported } from '@gatehouse/gatekeeper/hazeljs';
 import { fromHazelTool, fromMcpTool, type HazelToolLike, type ProtectedTool, type ToolMeta } from './tools.js';
 
 /**

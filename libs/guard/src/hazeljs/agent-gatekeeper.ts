@@ -8,11 +8,9 @@ import { type AuditSinkLike } from '../audit/sinks.js';
 import { type ApprovalProvider } from './approvals.js';
 import { AuditLogger, facadeSink } from './audit-record.js';
 import { ConsoleAuditSink } from './audit-sinks.js';
-import { gatekeeperContextOf, readInvocationContext, type ToolClassification, type ToolInvocationContext } from './context.js';
+import { type ActiveCall, type AgentGatekeeperPolicy, type CompiledHazelPolicies, compileHazelPolicies, configError, type DefaultDecision, gatekeeperContextOf, readInvocationContext, type ToolClassification, type ToolInvocationContext } from '@gatehouse/gatekeeper/hazeljs';
 import { hazelDecisionOf, type HazelGatekeeperDecision } from './decision.js';
-import { configError } from './errors.js';
 import { runApproved } from './execute.js';
-import { type ActiveCall, type AgentGatekeeperPolicy, compileHazelPolicies, type CompiledHazelPolicies, type DefaultDecision } from './policies.js';
 import { type ProtectedTool } from './tools.js';
 
 export interface AgentGatekeeperOptions {

@@ -8,8 +8,7 @@ import { type JsonValue, readOptions } from '@gatehouse/contracts';
 import { createInMemoryApprovalGateway, type InMemoryApprovalGateway } from '../approvals/in-memory-approval-gateway.js';
 import { ApprovalGatewayError } from '../approvals/errors.js';
 import { type ApprovalGateway, type ApprovalRequestInput } from '../approvals/types.js';
-import { type ToolInvocationContext } from './context.js';
-import { configError, GatekeeperError, unsupported } from './errors.js';
+import { configError, GatekeeperError, type ToolInvocationContext, unsupported } from '@gatehouse/gatekeeper/hazeljs';
 import { keyPointers, SENSITIVE_KEYS } from './redact.js';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'consumed' | 'cancelled';

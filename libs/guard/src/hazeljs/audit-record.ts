@@ -11,7 +11,7 @@ import { AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
 import { verdictOf } from '../gatekeeper/guardrail.js';
 import { recordGuardrailDecision } from '../guardrails/audit-guardrail.js';
 import { recordGateDecision } from '../internal/gate-audit.js';
-import { configError } from './errors.js';
+import { configError } from '@gatehouse/gatekeeper/hazeljs';
 
 /** Correlation of a record: the call's trusted ids (all optional: a malformed call has none). */
 export interface RecordTarget {

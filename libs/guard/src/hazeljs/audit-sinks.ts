@@ -7,7 +7,7 @@ import { GatehouseError, readOptions } from '@gatehouse/contracts';
 import { kafkaAuditSink, type KafkaAuditSink, type KafkaAuditSinkOptions } from '../audit/kafka-sink.js';
 import { type AuditSinkLike, combineAuditSinks } from '../audit/sinks.js';
 import { type AuditEvent, type AuditSink } from '../audit/types.js';
-import { configError, unsupported } from './errors.js';
+import { configError, unsupported } from '@gatehouse/gatekeeper/hazeljs';
 
 function options(where: string, value: unknown, known: readonly string[]): Readonly<Record<string, unknown>> {
   try {

@@ -2,8 +2,7 @@
 // engine's own decision beside it (`gatehouse`: bundle version, fault, rule, mode).
 import { type JsonValue } from '@gatehouse/contracts';
 import { type GatekeeperDecision } from '@gatehouse/gatekeeper';
-import { type GatekeeperErrorCode } from './errors.js';
-import { type CompiledHazelPolicies } from './policies.js';
+import { type CompiledHazelPolicies, type GatekeeperErrorCode } from '@gatehouse/gatekeeper/hazeljs';
 
 export type GatekeeperOutcome = 'allow' | 'deny' | 'require_approval' | 'rewrite';
 

@@ -5,9 +5,8 @@ import { isJsonValue, type JsonValue, readOptions } from '@gatehouse/contracts';
 import { type GatekeeperDecision, type GatekeeperMode } from '@gatehouse/gatekeeper';
 import { type ApprovalCall, type ApprovalProvider } from './approvals.js';
 import { type AuditLogger, recordDecision, recordStep, type RecordTarget, type StepRecord } from './audit-record.js';
-import { auditCorrelation, readInvocationContext, type ToolInvocationContext } from './context.js';
+import { auditCorrelation, configError, GatekeeperError, readInvocationContext, type ToolInvocationContext } from '@gatehouse/gatekeeper/hazeljs';
 import { type HazelGatekeeperDecision } from './decision.js';
-import { configError, GatekeeperError } from './errors.js';
 import { redactKeys, SENSITIVE_KEYS } from './redact.js';
 import { parseWith, type ProtectedTool, readTool } from './tools.js';
 

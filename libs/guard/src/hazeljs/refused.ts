@@ -1,7 +1,7 @@
 // HazelJS APIs of the seed gatehouse deliberately does not provide: each refuses with a typed
 // error (HAZELJS.UNSUPPORTED) that names the gatehouse equivalent, so a migrated import fails
 // loudly where it is called rather than doing something else quietly.
-import { unsupported } from './errors.js';
+import { unsupported } from '@gatehouse/gatekeeper/hazeljs';
 
 /** Refused: it wires approvals through a silent Redis → HumanTask → memory fallback; pick a provider explicitly. */
 export function createAgentGatekeeperBundle(_options?: unknown): never {

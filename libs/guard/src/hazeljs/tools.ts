@@ -1,8 +1,7 @@
 // HazelJS's protected tools and the plain-function, HazelJS-tool, Skillgate and MCP adapters that
 // make them. A tool is data plus `execute`; the gatekeeper decides before `execute` runs.
 import { readOptions } from '@gatehouse/contracts';
-import { TOOL_CLASSIFICATIONS, TOOL_RISK_LEVELS, type ToolClassification, type ToolInvocationContext, type ToolRiskLevel } from './context.js';
-import { configError, GatekeeperError } from './errors.js';
+import { configError, GatekeeperError, TOOL_CLASSIFICATIONS, TOOL_RISK_LEVELS, type ToolClassification, type ToolInvocationContext, type ToolRiskLevel } from '@gatehouse/gatekeeper/hazeljs';
 
 /** A schema the gatekeeper validates with (a zod schema: `safeParseAsync` or `safeParse`). */
 export interface SchemaLike<T = unknown> {
