@@ -328,6 +328,11 @@ export function connectorManifest(tool: unknown): PermissionManifest | undefined
 }
 
 /** True for a connector built with an approvals gateway (a guardrail's `approve` can park a call on it). */
+/** Whether `tool` is a connector (made by createConnector). */
+export function isConnectorTool(tool: unknown): boolean {
+  return tool !== null && typeof tool === 'object' && registry.has(tool);
+}
+
 export function connectorHasApprovalGateway(tool: unknown): boolean {
   return tool !== null && typeof tool === 'object' && registry.get(tool)?.approvals !== undefined;
 }

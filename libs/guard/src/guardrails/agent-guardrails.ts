@@ -5,7 +5,7 @@ import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import { type AuditLogger } from '../audit/audit-logger.js';
 import { auditContextFromRequestContext } from '../context.js';
-import { connectorHasApprovalGateway } from '../connector-sdk/connector.js';
+import { connectorHasApprovalGateway, isConnectorTool } from '../connector-sdk/connector.js';
 import { GUARDRAIL_APPROVAL_CONTEXT_KEY } from '../connector-sdk/context-keys.js';
 import { egressHookOf, type EgressRequestView, setEgressHook } from '../connector-sdk/egress/egress-hooks.js';
 import { type EditJudge, type EditJudgement, setEditJudge } from '../connector-sdk/edit-judge.js';
@@ -266,7 +266,8 @@ export function wrapToolsWithGuardrails(tools: Record<string, unknown>, options:
           }
         }
       }
-      if (args && callCtx === ctx && connectorHasApprovalGateway(original)) callCtx = { ...context, requestContext: connectorCallContext(rc, judgeEdit) };
+      // Any connector may run a reviewer's edit: from its approvals gateway, or from a grant in context.
+      if (args && callCtx === ctx && isConnectorTool(original)) callCtx = { ...context, requestContext: connectorCallContext(rc, judgeEdit) };
       const output = await original.execute!(callInput, callCtx);
       if (!results) return output;
       const decision = isJsonValue(output) ? await decide(options, 'tool-result', output, rc, context.abortSignal, resource, detail, tool, toolCallId) : NOT_JSON;

@@ -11,6 +11,8 @@ import { createGuardedAgent, type GuardedAgentConfig } from '../../agent/guarded
 import { createInMemoryApprovalGateway, type InMemoryApprovalGateway } from '../../approvals/in-memory-approval-gateway.js';
 import { AuditLogger } from '../../audit/audit-logger.js';
 import { createConnector } from '../../connector-sdk/connector.js';
+import { CONNECTOR_EXECUTION_CONTEXT_KEY, CONNECTOR_GRANTS_CONTEXT_KEY } from '../../connector-sdk/context-keys.js';
+import { bindGrant } from '../../connector-sdk/trusted-context.js';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../../context.js';
 import { createPiiGuardrail } from '../../guardrails/pii-guardrail.js';
 import { createSchemaGuardrail } from '../../guardrails/schema-guardrail.js';
@@ -260,6 +262,28 @@ describe('D42 a reviewer\'s edit', () => {
       gateway.decide(request.payload.approvalId, { verdict: 'approve-with-edits', editedArguments: { amount: 900 } });
       await answer;
       expect(refunded).toEqual(expected);
+    }
+  });
+
+  it('is judged too when it comes in a grant the host put in context (a resumed workflow), with no gateway asked', async () => {
+    for (const [edited, ran, code] of [[20, [20], 'CONNECTOR.ALLOWED'], [500, [], 'CONNECTOR.APPROVAL_EDIT_REFUSED']] as const) {
+      const refunded: number[] = [];
+      const toolAudit = new AuditLogger();
+      const refund = createConnector<{ amount: number }, unknown>({
+        id: 'payments.refund',
+        description: 'Refund an order',
+        inputSchema: z.object({ amount: z.number() }),
+        permissions: { sideEffect: 'write', requiresApproval: true },
+        execute: async ({ amount }) => { refunded.push(amount); return { refunded: amount }; },
+        audit: toolAudit,
+      });
+      const rc = context();
+      rc.set(CONNECTOR_EXECUTION_CONTEXT_KEY, { workflowId: 'wf-refunds', runId: 'run-1', suspension: { stepPath: 'approve', suspendedAt: '2026-11-30T10:00:00.000Z', resumeCount: 0 } });
+      rc.set(CONNECTOR_GRANTS_CONTEXT_KEY, [bindGrant({ scope: 'run', connectorId: 'payments.refund', runId: 'run-1', editedInput: { amount: edited } } as const, { tenant: 'acme', input: { amount: 10 } })]);
+      const { agent } = agentWith([{ toolCall: call('payments.refund', 'c1', { amount: 10 }) }, { text: 'done' }], { tools: { 'payments.refund': refund }, guardrails: [capped] });
+      await agent.generate('refund', { requestContext: rc });
+      expect(refunded).toEqual(ran);
+      expect(toolAudit.events().at(-1)?.code).toBe(code);
     }
   });
 
