@@ -27,6 +27,8 @@ async function started() {
     driver: {
       obtainMasterConnection: async () => {
         const client = new FakeClient();
+        // The pool keeps an error listener of its own on every client.
+        client.on('error', () => undefined);
         clients.push(client);
         return [client, (error?: unknown) => released.push(error ?? 'released')];
       },
@@ -74,5 +76,7 @@ describe('ReplicaChanges', () => {
     await changes.stop();
     expect(clients[1]!.queries.at(-1)).toBe(`UNLISTEN "${changeChannel('approval')}"`);
     expect(released).toEqual([expect.any(Error), 'released']);
+    // Only its own listeners come off: the pool's stay on the connection it gets back.
+    expect(clients.map((c) => ['notification', 'error', 'end'].map((e) => c.listenerCount(e)))).toEqual([[0, 1, 0], [0, 1, 0]]);
   });
 });

@@ -7,7 +7,7 @@ interface ListeningClient {
   query(sql: string): Promise<unknown>;
   on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
   on(event: 'error' | 'end', listener: () => void): unknown;
-  removeAllListeners(event?: string): unknown;
+  off(event: 'notification' | 'error' | 'end', listener: (...args: never[]) => void): unknown;
 }
 
 type Obtain = () => Promise<[ListeningClient, (error?: unknown) => void]>;
@@ -45,6 +45,8 @@ export function changeChannel(schema: string): string {
 export class ReplicaChanges {
   private client: ListeningClient | undefined;
   private release: ((error?: unknown) => void) | undefined;
+  /** Takes this object's listeners off the held connection (never the pool's own). */
+  private detach: (() => void) | undefined;
   private retry: NodeJS.Timeout | undefined;
   private stopped = false;
   relayed = 0;
@@ -85,39 +87,45 @@ export class ReplicaChanges {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
-    const [client, release] = [this.client, this.release];
-    this.client = this.release = undefined;
-    if (!client || !release) return;
-    client.removeAllListeners('notification');
+    const [client, release, detach] = [this.client, this.release, this.detach];
+    this.client = this.release = this.detach = undefined;
+    if (!client || !release || !detach) return;
     await client.query(`UNLISTEN "${this.channel}"`).catch(() => undefined);
-    client.removeAllListeners();
+    detach();
     release();
   }
 
   private async listen(): Promise<void> {
     const [client, release] = await this.obtain();
+    const onNotification = (message: { channel: string; payload?: string }) => {
+      if (message.channel === this.channel) this.received(message.payload);
+    };
+    const detach = () => {
+      client.off('notification', onNotification);
+      client.off('error', lost);
+      client.off('end', lost);
+    };
     const lost = () => {
       if (this.client !== client) return;
-      this.client = this.release = undefined;
-      client.removeAllListeners();
+      this.client = this.release = this.detach = undefined;
+      detach();
       release(new Error('listening connection lost'));
       this.log('warn', 'lost the connection that hears other replicas; listening again', { code: 'APPROVAL.CHANGE_LISTEN_LOST' });
       this.again();
     };
     client.on('error', lost);
     client.on('end', lost);
-    client.on('notification', (message) => {
-      if (message.channel === this.channel) this.received(message.payload);
-    });
+    client.on('notification', onNotification);
     try {
       await client.query(`LISTEN "${this.channel}"`);
     } catch (error) {
-      client.removeAllListeners();
+      detach();
       release(error);
       throw error;
     }
     this.client = client;
     this.release = release;
+    this.detach = detach;
   }
 
   private again(): void {

@@ -143,7 +143,8 @@ describe('D18 stopReason max-iterations', () => {
 
 const AGENT_KEY = testAgentKey('agent:support', ['acme']);
 
-function approvalsFor(gateway: InMemoryApprovalGateway, audit?: AuditLogger) {
+/** The refund connector, approval required; asked through `gateway` when there is one, else only a grant in context admits it. */
+function approvalsFor(gateway: InMemoryApprovalGateway | undefined, audit?: AuditLogger) {
   const refunded: number[] = [];
   const refund = createConnector<{ amount: number }, unknown>({
     id: 'payments.refund',
@@ -151,7 +152,7 @@ function approvalsFor(gateway: InMemoryApprovalGateway, audit?: AuditLogger) {
     inputSchema: z.object({ amount: z.number() }),
     permissions: { sideEffect: 'write', requiresApproval: true },
     execute: async ({ amount }) => { refunded.push(amount); return { refunded: amount }; },
-    approvals: { gateway, waitMs: 5_000 },
+    ...(gateway ? { approvals: { gateway, waitMs: 5_000 } } : {}),
     ...(audit ? { audit } : {}),
   });
   return { refund, refunded };
@@ -267,16 +268,8 @@ describe('D42 a reviewer\'s edit', () => {
 
   it('is judged too when it comes in a grant the host put in context (a resumed workflow), with no gateway asked', async () => {
     for (const [edited, ran, code] of [[20, [20], 'CONNECTOR.ALLOWED'], [500, [], 'CONNECTOR.APPROVAL_EDIT_REFUSED']] as const) {
-      const refunded: number[] = [];
       const toolAudit = new AuditLogger();
-      const refund = createConnector<{ amount: number }, unknown>({
-        id: 'payments.refund',
-        description: 'Refund an order',
-        inputSchema: z.object({ amount: z.number() }),
-        permissions: { sideEffect: 'write', requiresApproval: true },
-        execute: async ({ amount }) => { refunded.push(amount); return { refunded: amount }; },
-        audit: toolAudit,
-      });
+      const { refund, refunded } = approvalsFor(undefined, toolAudit);
       const rc = context();
       rc.set(CONNECTOR_EXECUTION_CONTEXT_KEY, { workflowId: 'wf-refunds', runId: 'run-1', suspension: { stepPath: 'approve', suspendedAt: '2026-11-30T10:00:00.000Z', resumeCount: 0 } });
       rc.set(CONNECTOR_GRANTS_CONTEXT_KEY, [bindGrant({ scope: 'run', connectorId: 'payments.refund', runId: 'run-1', editedInput: { amount: edited } } as const, { tenant: 'acme', input: { amount: 10 } })]);
