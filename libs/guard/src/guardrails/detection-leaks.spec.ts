@@ -8,12 +8,12 @@ import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import { createGuardedAgent } from '../agent/guarded-agent.js';
 import { AuditLogger } from '../audit/audit-logger.js';
-import { toDecisionEvent } from '../audit/to-decision-event.js';
 import { type AuditEvent } from '../audit/types.js';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
 import { evaluatePolicies, snapshotPolicies } from '../policy-engine/evaluate.js';
 import { type PolicyEvaluator } from '../policy-engine/types.js';
 import { scriptedModel, type ScriptedStep } from '../testing/scripted-model.js';
+import { recordsOf } from './leak-records.testing.js';
 import { runGuardrails } from './run-guardrails.js';
 import { type Guardrail, type GuardrailPlacement } from './types.js';
 
@@ -72,12 +72,6 @@ function agentWith(steps: ScriptedStep[], parts: { policies?: PolicyEvaluator[];
   return { agent, audit, exported, model };
 }
 
-/** Everything of record: the logger's events, what its sink got, and the SIEM event each maps to. */
-function records(audit: AuditLogger, exported: readonly AuditEvent[]): string {
-  const siem = exported.map((e) => toDecisionEvent(e, { source: 'guard:test', defaultTenant: 'acme' }));
-  return JSON.stringify([audit.events(), exported, siem]);
-}
-
 const toolCall: ScriptedStep = { toolCall: { toolName: 'issue-refund', toolCallId: 'call-1', args: ARGS } };
 
 describe('a detection name that carries the judged content', () => {
@@ -90,7 +84,7 @@ describe('a detection name that carries the judged content', () => {
       const denial = audit.events().find((e) => e.code === 'POLICY.DENIED');
       expect(denial?.detections).toEqual(['leaky.hit', 'undeclared']);
       expect(exported.length).toBeGreaterThan(0);
-      expect(records(audit, exported)).not.toContain(fragment);
+      expect(recordsOf(audit, exported)).not.toContain(fragment);
     });
 
     it('from a tool-args guardrail reaches neither the audit record, the export nor the SIEM event', async () => {
@@ -98,7 +92,7 @@ describe('a detection name that carries the judged content', () => {
       await agent.generate('go', { requestContext: context() });
       const decision = audit.events().find((e) => e.boundary === 'guardrail');
       expect(decision).toMatchObject({ code: 'GUARDRAIL.DENIED', detections: ['leaky.hit', 'undeclared'] });
-      expect(records(audit, exported)).not.toContain(fragment);
+      expect(recordsOf(audit, exported)).not.toContain(fragment);
     });
 
     it('as Duraton\'s { rule, detected } from a tool-args guardrail reaches neither the audit record, the export nor the SIEM event', async () => {
@@ -111,7 +105,7 @@ describe('a detection name that carries the judged content', () => {
       const { agent, audit, exported } = agentWith([toolCall, { text: 'done' }], { guardrails: [duratonShaped] });
       await agent.generate('go', { requestContext: context() });
       expect(audit.events().find((e) => e.boundary === 'guardrail')).toMatchObject({ code: 'GUARDRAIL.DENIED', detections: ['leaky.hit', 'undeclared'] });
-      expect(records(audit, exported)).not.toContain(fragment);
+      expect(recordsOf(audit, exported)).not.toContain(fragment);
     });
 
     it('from a pre-prompt guardrail reaches neither the record nor the caller', async () => {
@@ -119,7 +113,7 @@ describe('a detection name that carries the judged content', () => {
       const result = await agent.generate(PROMPT, { requestContext: context() });
       expect(result.tripwire).toMatchObject({ code: 'GUARDRAIL.DENIED' });
       expect(JSON.stringify(result.tripwire)).not.toContain(fragment);
-      expect(records(audit, exported)).not.toContain(fragment);
+      expect(recordsOf(audit, exported)).not.toContain(fragment);
     });
   });
 

@@ -7,10 +7,10 @@ import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import { createGuardedAgent } from '../agent/guarded-agent.js';
 import { AuditLogger } from '../audit/audit-logger.js';
-import { toDecisionEvent } from '../audit/to-decision-event.js';
 import { type AuditEvent } from '../audit/types.js';
 import { ACTOR_CONTEXT_KEY, AGENT_AUDIT_CONTEXT_KEY } from '../context.js';
 import { scriptedModel, type ScriptedStep } from '../testing/scripted-model.js';
+import { recordsOf } from './leak-records.testing.js';
 import { GUARDRAIL_REASONS } from './reasons.js';
 import { type Guardrail, type GuardrailAction, type GuardrailPlacement } from './types.js';
 
@@ -54,12 +54,6 @@ function agentWith(steps: ScriptedStep[], guardrail: Guardrail, chunks?: readonl
   return { agent, audit, exported, model };
 }
 
-/** Everything of record: the logger's events, what its sink got, and the SIEM event each maps to. */
-function records(audit: AuditLogger, exported: readonly AuditEvent[]): string {
-  const siem = exported.map((e) => toDecisionEvent(e, { source: 'guard:test', defaultTenant: 'acme' }));
-  return JSON.stringify([audit.events(), exported, siem]);
-}
-
 /** The outputs of the tool results the model received in one prompt (not the call's input, which it wrote). */
 function toolResults(prompt: string | undefined): string {
   const messages = JSON.parse(prompt ?? '[]') as { role: string; content: { type?: string; output?: unknown }[] | string }[];
@@ -78,7 +72,7 @@ describe('a guardrail reason that carries the judged value', () => {
       const guardrailEvents = audit.events().filter((e) => e.boundary === 'guardrail');
       expect(guardrailEvents).toHaveLength(1);
       expect(guardrailEvents[0]).toMatchObject({ code: 'GUARDRAIL.DENIED', policy: { name: 'leaky' } });
-      expect(records(audit, exported)).not.toContain(leaked);
+      expect(recordsOf(audit, exported)).not.toContain(leaked);
       const results = toolResults(model.prompts[1]);
       expect(results).toContain('refused');
       expect(results).not.toContain(leaked);
@@ -87,7 +81,7 @@ describe('a guardrail reason that carries the judged value', () => {
     it('reaches neither the record nor the model when a tool result is refused (tool-result deny)', async () => {
       const { agent, audit, exported, model } = agentWith([toolCall, { text: 'done' }], leaky('tool-result', 'deny', () => reason(ARGS)));
       await agent.generate('go', { requestContext: context() });
-      expect(records(audit, exported)).not.toContain(fragment(ARGS));
+      expect(recordsOf(audit, exported)).not.toContain(fragment(ARGS));
       expect(toolResults(model.prompts[1])).not.toContain(fragment(ARGS));
     });
 
@@ -97,7 +91,7 @@ describe('a guardrail reason that carries the judged value', () => {
       expect(result).toMatchObject({ stopReason: 'tripwire', tripwire: { code: 'GUARDRAIL.DENIED' } });
       const leaked = fragment(PROMPT);
       expect(JSON.stringify(result.tripwire)).not.toContain(leaked);
-      expect(records(audit, exported)).not.toContain(leaked);
+      expect(recordsOf(audit, exported)).not.toContain(leaked);
     });
 
     it('reaches neither the record nor the halt reason the caller sees (tool-args halt)', async () => {
@@ -106,7 +100,7 @@ describe('a guardrail reason that carries the judged value', () => {
       expect(result).toMatchObject({ stopReason: 'guardrail', haltedBy: 'leaky', tripwire: { code: 'GUARDRAIL.HALTED' } });
       const leaked = fragment(ARGS);
       expect(JSON.stringify(result.tripwire)).not.toContain(leaked);
-      expect(records(audit, exported)).not.toContain(leaked);
+      expect(recordsOf(audit, exported)).not.toContain(leaked);
       expect(model.prompts.slice(1).map(toolResults).join('')).not.toContain(leaked);
     });
 
@@ -121,7 +115,7 @@ describe('a guardrail reason that carries the judged value', () => {
       const leaked = fragment(answer);
       expect(result).toMatchObject({ stopReason: 'tripwire', tripwire: { code: 'GUARDRAIL.DENIED' } });
       expect(JSON.stringify([chunks, result.tripwire])).not.toContain(leaked);
-      expect(records(audit, exported)).not.toContain(leaked);
+      expect(recordsOf(audit, exported)).not.toContain(leaked);
     });
   });
 });

@@ -19,6 +19,7 @@ import { createSchemaGuardrail } from '../../guardrails/schema-guardrail.js';
 import { type Guardrail, type GuardrailAction } from '../../guardrails/types.js';
 import { type VerdictJournal } from '../../guardrails/verdict-journal.js';
 import { scriptedModel, type ScriptedStep, type ScriptedToolCall } from '../../testing/scripted-model.js';
+import { withoutRandomIds } from '../../guardrails/leak-records.testing.js';
 
 const CREDIT_SCHEMA = { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'], additionalProperties: false };
 
@@ -249,7 +250,7 @@ describe('D42 a reviewer\'s edit', () => {
     expect(toolAudit.events().at(-1)).toMatchObject({ decision: 'denied', code: 'CONNECTOR.APPROVAL_EDIT_REFUSED' });
     const verdicts = audit.events().filter((e) => e.boundary === 'guardrail');
     expect(verdicts.map((e) => [e.code, e.detail?.['edit'] ?? false])).toEqual([['GUARDRAIL.ALLOWED', false], ['GUARDRAIL.DENIED', true]]);
-    expect(JSON.stringify(audit.events())).not.toContain('500');
+    expect(withoutRandomIds(JSON.stringify(audit.events()))).not.toContain('500');
   });
 
   it('runs a mask\'s payload when it still fits the schema, and refuses one that does not (CONNECTOR.APPROVAL_EDIT_INVALID)', async () => {
@@ -322,7 +323,7 @@ describe('D31 what the record of a turn says', () => {
     await agent.generate('go', { requestContext: context() });
     const [event] = audit.events().filter((e) => e.boundary === 'guardrail');
     expect(event).toMatchObject({ code: 'GUARDRAIL.DENIED', reason: 'refused by a guardrail', detail: { tool: 'issue-credit', verdict: 'deny', guardrail: 'chatty', checked: 2 } });
-    expect(JSON.stringify(audit.events())).not.toContain('31337');
+    expect(withoutRandomIds(JSON.stringify(audit.events()))).not.toContain('31337');
   });
 });
 
