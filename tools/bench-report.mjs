@@ -125,6 +125,27 @@ export function renderBenchmarksMarkdown(report) {
     row(['OS', machine.os]),
     ...(report.wallSeconds === undefined ? [] : [row(['benchmarks wall time', `${Math.round(report.wallSeconds)} s`])]),
   ];
+  const peers = report.results.filter((r) => r.peer !== undefined);
+  if (peers.length > 0) {
+    const targets = peers.some((r) => r.target !== undefined);
+    const head = ['benchmark', 'case', 'metric', 'gatehouse', 'peer', 'peer figure', 'ratio', ...(targets ? ['target', 'met'] : [])];
+    lines.push(
+      '',
+      '## Against peers',
+      '',
+      'The rows below, gathered from the sections after them, measure a tool a user would pick instead, on the same',
+      'inputs in the same run, checked to make the same decisions. The peer is named with the version installed here.',
+      '',
+      row(head),
+      row(head.map(() => '---')),
+      ...peers.map((r) =>
+        row([
+          r.benchmark, r.case, r.metric, `${formatFigure(r.value)} ${r.unit}`, r.peer, `${formatFigure(r.baselineValue)} ${r.unit}`,
+          `${formatFigure(r.ratio)}x`, ...(targets ? (r.target === undefined ? ['–', '–'] : [bound(r.target), meetsTarget(r) ? 'yes' : '**no**']) : []),
+        ]),
+      ),
+    );
+  }
   const benchmarks = new Map();
   for (const r of report.results) {
     const group = benchmarks.get(r.benchmark) ?? [];

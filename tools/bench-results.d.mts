@@ -23,6 +23,12 @@ export interface BenchFigure {
   readonly baselineValue: number;
   readonly target?: BenchTarget;
   readonly note?: string;
+  /**
+   * Set when the baseline is a tool a user would pick instead (a peer), not a floor: the
+   * package and its installed version, from peerPackage(). Peer rows are also gathered in the
+   * report's "against peers" table.
+   */
+  readonly peer?: string;
 }
 
 /** A figure as written to the results file: with its ratio, value / baselineValue. */
@@ -32,4 +38,6 @@ export interface BenchRecord extends BenchFigure {
 
 export const BENCH_RESULTS_ENV: 'GATEHOUSE_BENCH_RESULTS';
 export function benchRecordProblems(record: unknown): string[];
+/** `name version` of a peer installed in the workspace (throws when it is not installed). */
+export function peerPackage(name: string): string;
 export function recordBenchFigure(figure: BenchFigure, env?: NodeJS.ProcessEnv): BenchRecord;

@@ -3,7 +3,9 @@
 // tools/bench-report.mjs turns into docs/benchmarks.{json,md}. It lives at the workspace root,
 // beside the renderer that reads the same records, because both a library (the guard) and
 // services write them and a library may not import a service-side package.
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The variable naming the JSONL file the figures are appended to (unset: print only). */
 export const BENCH_RESULTS_ENV = 'GATEHOUSE_BENCH_RESULTS';
@@ -30,6 +32,9 @@ export function benchRecordProblems(record) {
     if (Math.abs(record.ratio - expected) > expected * 1e-9) problems.push('ratio must be value / baselineValue');
   }
   if (record.note !== undefined && !text(record.note)) problems.push('note must be a non-empty string when present');
+  if (record.peer !== undefined && !/^\S+ \d+\.\d+\.\d+\S*$/.test(String(record.peer))) {
+    problems.push('peer must be a package name and its installed version, "name 1.2.3" (peerPackage)');
+  }
   const target = record.target;
   if (target !== undefined) {
     if (typeof target !== 'object' || target === null || (target.on !== 'value' && target.on !== 'ratio')) {
@@ -56,4 +61,16 @@ export function recordBenchFigure(figure, env = process.env) {
   const file = env[BENCH_RESULTS_ENV];
   if (file) appendFileSync(file, `${JSON.stringify(record)}\n`);
   return record;
+}
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * A peer as a figure names it: the package and the version installed in this workspace, read
+ * from its own package.json (so a row says which release it was measured against, not which
+ * one the lock file meant). Throws when the peer is not installed: the row cannot be measured.
+ */
+export function peerPackage(name) {
+  const manifest = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
+  return `${name} ${manifest.version}`;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type BenchReport, formatFigure, renderBenchmarksMarkdown } from '../../tools/bench-report.mjs';
-import { benchRecordProblems, recordBenchFigure } from '../../tools/bench-results.mjs';
+import { benchRecordProblems, peerPackage, recordBenchFigure } from '../../tools/bench-results.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const committed = JSON.parse(readFileSync(`${root}docs/benchmarks.json`, 'utf8')) as BenchReport;
@@ -86,6 +86,29 @@ describe('benchmark figures', () => {
     expect(markdown).toContain('| one case | latency p50 | 3.00 ms | the bare call | 2.00 ms | 1.50x | ratio ≤ 2.00x (issue 1) | yes |');
     expect(markdown).toContain('| another | latency p50 | 5.00 ms | the bare call | 2.00 ms | 2.50x | ≤ 4.00 (issue 1) | **no** |');
     expect(markdown).toContain('| one case | latency p50 | 1,235 ms | the bare call | 2.00 ms | 617x |');
+  });
+
+  it('name a peer by its installed version and gather peer rows into one table, refusing a peer without a version', () => {
+    const peer = peerPackage('ajv');
+    expect(peer).toMatch(/^ajv \d+\.\d+\.\d+/);
+    expect(() => peerPackage('no-such-peer-package')).toThrow();
+    expect(() => recordBenchFigure({ ...figure, peer: 'ajv' }, {})).toThrow(/peer must be a package name and its installed version/);
+    const report: BenchReport = {
+      generatedBy: 'npm run bench',
+      date: '2026-12-01T10:20:30.000Z',
+      node: 'v22.23.3',
+      machine: { cpus: 2, cpuModel: 'Example CPU', totalMemoryBytes: 2 * 1024 ** 3, os: 'Linux 6.1 x64' },
+      results: [
+        recordBenchFigure({ ...figure, unit: 'validations/s', value: 300, baselineValue: 600, baseline: 'ajv, same schema', peer, target: { on: 'ratio', atLeast: 0.5, source: 'issue 22' } }, {}),
+        recordBenchFigure(figure, {}),
+      ],
+    };
+    const markdown = renderBenchmarksMarkdown(report);
+    expect(markdown).toContain('## Against peers');
+    expect(markdown).toContain(`| example | one case | latency p50 | 300 validations/s | ${peer} | 600 validations/s | 0.500x | ratio ≥ 0.500x (issue 22) | yes |`);
+    // The floor baseline stays in its own section only.
+    const peersTable = markdown.slice(markdown.indexOf('## Against peers'), markdown.indexOf('## example'));
+    expect(peersTable).not.toContain('the bare call');
   });
 
   it('format numbers the same way on every machine', () => {
