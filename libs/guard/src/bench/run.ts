@@ -1,5 +1,6 @@
 // Benchmark entry point: `node libs/guard/dist/bench/run.js` after building the guard.
-// Each bench prints its own figures; add one with a single line in the list.
+// Each bench prints its own figures; add one with a single line in the list. Names given as
+// arguments run only the benches whose names hold one of them, e.g. `run.js gatekeeper schema`.
 import { benchAgentStream } from './agent-stream.bench.js';
 import { benchAuditPublish } from './audit-publish.bench.js';
 import { benchConnector } from './connector.bench.js';
@@ -20,4 +21,7 @@ const benches: readonly (() => Promise<void>)[] = [
   benchGatewayStart,
 ];
 
-for (const bench of benches) await bench();
+const wanted = process.argv.slice(2).map((name) => name.toLowerCase());
+const chosen = benches.filter((bench) => wanted.length === 0 || wanted.some((name) => bench.name.toLowerCase().includes(name)));
+if (chosen.length === 0) throw new Error(`no guard bench matches ${wanted.join(', ')}; they are ${benches.map((b) => b.name).join(', ')}`);
+for (const bench of chosen) await bench();
