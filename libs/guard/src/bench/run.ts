@@ -9,10 +9,12 @@ import { benchDetectorQuality } from './detector-quality.bench.js';
 import { benchGatekeeper } from './gatekeeper.bench.js';
 import { benchGatewayStart } from './gateway-start.bench.js';
 import { benchSchemaGuardrail } from './schema-guardrail.bench.js';
+import { benchSecretsPeer } from './secrets-peer.bench.js';
 
 const benches: readonly (() => Promise<void>)[] = [
   benchContentPolicies,
   benchDetectorQuality,
+  benchSecretsPeer,
   benchAgentStream,
   benchConnector,
   benchSchemaGuardrail,
