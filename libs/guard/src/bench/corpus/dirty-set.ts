@@ -42,6 +42,9 @@ export function dirtySamples(seed = 0x0d17_7e55): readonly DirtySample[] {
   add('jwt', 20, jwt);
   add('secretAssignment', 30, secretAssignment);
   add('highEntropy', 40, highEntropy);
+  // Added after the others so their samples (drawn from the same stream) stay as they were.
+  add('vendorToken', 30, vendorToken);
+  add('credentialUrl', 20, credentialUrl);
   return Object.freeze(samples);
 }
 
@@ -152,4 +155,36 @@ function highEntropy(random: Random, i: number): string {
     () => `${chars(random, BASE64URL, 43)}`,
   ][i % 5]!();
   return pick(random, [`blob ${token}`, `session cookie ${token}`, `{"value": "${token}"}`, `--header X-Api: ${token}`]);
+}
+
+// One per vendor format in turn, in the kind of line each turns up in; some bodies repeat a
+// short run, so their entropy is low and only the format gives them away.
+function vendorToken(random: Random, i: number): string {
+  const body = (alphabet: string, length: number) => (i % 4 === 3 ? chars(random, alphabet, 4).repeat(Math.ceil(length / 4)).slice(0, length) : chars(random, alphabet, length));
+  const forms = [
+    () => `GITHUB_TOKEN is ghp_${body(BASE62, 36)}`,
+    () => `token: github_pat_${body(BASE62, 82)}`,
+    () => `glpat-${body(BASE62, 20)}`,
+    () => `slack bot xoxb-${chars(random, DIGITS, 12)}-${chars(random, DIGITS, 13)}-${body(BASE62, 24)}`,
+    () => `https://hooks.slack.com/services/T${body(BASE62, 10)}/B${body(BASE62, 10)}/${body(BASE62, 24)}`,
+    () => `//registry.npmjs.org/:_authToken=npm_${body(BASE62, 36)}`,
+    () => `stripe key sk_live_${body(BASE62, 32)}`,
+    () => `OPENAI_API_KEY=sk-proj-${body(BASE64URL, 120)}`,
+    () => `"anthropic": "sk-ant-api03-${body(BASE64URL, 93)}AA"`,
+    () => `hf_${body('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 34)}`,
+    () => `SENDGRID=SG.${body(BASE62, 22)}.${body(BASE62, 43)}`,
+    () => `shpat_${body('0123456789abcdef', 32)}`,
+    () => `vault token hvs.${body(BASE64URL, 95)}`,
+    () => `maps key AIza${body(BASE64URL, 35)}`,
+    () => `docker login -p dckr_pat_${body(BASE64URL, 27)}`,
+  ];
+  return forms[i % forms.length]!();
+}
+
+function credentialUrl(random: Random, i: number): string {
+  const user = pick(random, ['app', 'deploy', 'admin', 'svc_orders', 'ci']);
+  const password = i % 5 === 4 ? pick(random, ['hunter2', 'letmein1', 'summer24']) : chars(random, BASE62, int(random, 8, 24));
+  const host = pick(random, ['db.internal.example.com:5432', 'cache.example.net:6379', 'artifacts.example.org', 'mq.example.com']);
+  const scheme = ['postgres', 'mysql', 'mongodb+srv', 'redis', 'https', 'amqp', 'ftp'][i % 7]!;
+  return [`DATABASE_URL=${scheme}://${user}:${password}@${host}/app`, `connect to ${scheme}://${user}:${password}@${host}`, `"url": "${scheme}://${user}:${password}@${host}/v1"`][i % 3]!;
 }

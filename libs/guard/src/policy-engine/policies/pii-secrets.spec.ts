@@ -175,6 +175,51 @@ describe('piiSecrets', () => {
     ])('ignores %s', async (_label, text) => expect(await fires('secretAssignment', text)).toBe(false));
   });
 
+  // Built from repeated runs at test time, so no committed string has a live token's shape.
+  const run = (unit: string, length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+
+  describe('vendorToken', () => {
+    it.each([
+      ['a GitHub classic token in prose', `use ghp_${run('a1B2', 36)} for the clone`],
+      ['a GitHub fine-grained token', `github_pat_${run('Xy9_', 82)}`],
+      ['a GitLab token', `glpat-${run('Qw3-', 20)}`],
+      ['a Slack bot token of low entropy', 'xoxb-1111-2222-aaaaaaaaaaaa'],
+      ['a Slack webhook', `https://hooks.slack.com/services/T${run('A1', 9)}/B${run('B2', 9)}/${run('c3', 24)}`],
+      ['an npm token', `npm_${run('n1', 36)}`],
+      ['a Stripe restricted key', `rk_test_${run('s9', 30)}`],
+      ['an OpenAI project key', `sk-proj-${run('p0-_', 100)}`],
+      ['an Anthropic key', `sk-ant-api03-${run('k7', 93)}AA`],
+      ['a Hugging Face token', `hf_${run('abC', 34)}`],
+      ['a SendGrid key', `SG.${run('g1', 22)}.${run('h2', 43)}`],
+      ['a Vault token', `hvs.${run('v4', 95)}`],
+      ['a token after an identifier underscore', `MY_TOKEN_ghp_${run('a1B2', 36)}`],
+    ])('detects %s', async (_label, text) => expect(await fires('vendorToken', text)).toBe(true));
+    it.each([
+      ['a prefix with a short body', `ghp_${run('a1', 20)}`],
+      ['a prefix glued to a word', `xghp_${run('a1B2', 36)}`],
+      ['a body one character too long', `npm_${run('n1', 37)}`],
+      ['the prefix alone in prose', 'tokens start with ghp_ or glpat- and sk_live_'],
+      ['a Stripe publishable key', `pk_live_${run('s9', 30)}`],
+    ])('ignores %s', async (_label, text) => expect(await fires('vendorToken', text)).toBe(false));
+  });
+
+  describe('credentialUrl', () => {
+    it.each([
+      ['a PostgreSQL connection string', 'DATABASE_URL=postgres://app:s3cretpw@db.internal:5432/orders'],
+      ['basic auth in an https URL', 'curl https://deploy:tr0ub4dor@artifacts.example.com/upload'],
+      ['a MongoDB SRV string', '"mongodb+srv://svc:pa55word1@cluster0.example.net/app"'],
+      ['a short weak password', 'redis://default:hunter2@cache:6379'],
+    ])('detects %s', async (_label, text) => expect(await fires('credentialUrl', text)).toBe(true));
+    it.each([
+      ['a URL with a user and no password', 'postgres://app@db.example.com:5432/app'],
+      ['a templated password', 'postgres://app:${DB_PASSWORD}@db:5432/app'],
+      ['a shell variable', 'amqp://guest:$RABBIT_PASS@mq:5672'],
+      ['a documented placeholder', 'https://user:<password>@example.com'],
+      ['a mask', 'mysql://root:****@localhost/db'],
+      ['a host and port, not a user', 'see https://example.com:8443/path@v2'],
+    ])('ignores %s', async (_label, text) => expect(await fires('credentialUrl', text)).toBe(false));
+  });
+
   describe('highEntropy', () => {
     it.each([AWS_SECRET, RANDOM_KEY, `${RANDOM_KEY}==`, `blob:${RANDOM_KEY}${RANDOM_KEY}`])('detects %s', async (text) =>
       expect(await fires('highEntropy', text)).toBe(true),
@@ -269,6 +314,8 @@ describe('piiSecrets', () => {
         'jwt',
         'secretAssignment',
         'highEntropy',
+        'vendorToken',
+        'credentialUrl',
       ]);
       expect(Object.isFrozen(PII_SECRETS_DETECTOR_IDS)).toBe(true);
     });

@@ -14,6 +14,7 @@ import { highEntropyScanner, MAX_ENTROPY_TOKEN_LENGTH } from './detectors/entrop
 import { scanCards, scanEmails, scanPhones, scanSsns } from './detectors/pii-detection.js';
 import { findsAny, type Scanner } from './detectors/scan.js';
 import { scanAwsAccessKeys, scanJwts, scanPrivateKeys, scanSecretAssignments } from './detectors/secret-detection.js';
+import { scanCredentialUrls, scanVendorTokens } from './detectors/vendor-tokens.js';
 
 /** Stable identifiers of the `piiSecrets` detectors; each is also the detection it reports. */
 export const PII_SECRETS_DETECTOR_IDS = Object.freeze([
@@ -26,6 +27,9 @@ export const PII_SECRETS_DETECTOR_IDS = Object.freeze([
   'jwt',
   'secretAssignment',
   'highEntropy',
+  // Added later: at the end, so the order (and the detections' order) of the others is unchanged.
+  'vendorToken',
+  'credentialUrl',
 ] as const);
 
 /** One `piiSecrets` detector. */
@@ -84,6 +88,8 @@ const FIXED_SCANNERS: Readonly<Record<Exclude<PiiSecretsDetectorId, 'highEntropy
   privateKey: scanPrivateKeys,
   jwt: scanJwts,
   secretAssignment: scanSecretAssignments,
+  vendorToken: scanVendorTokens,
+  credentialUrl: scanCredentialUrls,
 };
 
 /** Denies text containing PII or credentials; detections are the ids of the detectors that fired. */
