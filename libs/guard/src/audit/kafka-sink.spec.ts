@@ -150,6 +150,22 @@ describe('kafkaAuditSink required mode', () => {
     await sink.close();
   });
 
+  it('sends the first write at once by default, and groups the writes that arrive while it is in flight into the next request', async () => {
+    const publisher = new FakePublisher();
+    publisher.behaviour = 'hold';
+    const sink = sinkWith(publisher, { mode: 'required' });
+    const first = Promise.resolve(sink.write(auditEvent()));
+    // No linger: the request is on its way within the write itself, before any timer could fire.
+    expect(publisher.calls).toBe(1);
+    const rest = Array.from({ length: 5 }, () => Promise.resolve(sink.write(auditEvent())));
+    expect(publisher.calls).toBe(1);
+    publisher.behaviour = 'ok';
+    publisher.release();
+    await Promise.all([first, ...rest]);
+    expect(publisher.batches.map((b) => b.length)).toEqual([1, 5]);
+    await sink.close();
+  });
+
   it('rejects with a retryable AUDIT.KAFKA_UNAVAILABLE that carries no broker text when the send fails, and does not resend', async () => {
     const publisher = new FakePublisher();
     publisher.behaviour = 'fail';

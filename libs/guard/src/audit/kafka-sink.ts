@@ -74,7 +74,12 @@ export interface KafkaAuditSinkOptions {
   readonly defaultTenant: string;
   /** Most events per request. Default 100. */
   readonly maxBatch?: number;
-  /** How long a batch below `maxBatch` waits for more events, ms. Default 10. */
+  /**
+   * How long a batch below `maxBatch` waits for more events, ms. Default 10 for `best-effort`;
+   * 0 for `required`, where a gate waits for its record: the first write goes at once, and
+   * writes that arrive while a batch is in flight go together in the next (group commit), so
+   * concurrent gates share a round trip without any of them waiting out a timer.
+   */
   readonly lingerMs?: number;
   /** Most events held (queued or in flight); beyond it best-effort drops and counts. Default 10,000. */
   readonly maxBuffered?: number;
@@ -231,7 +236,7 @@ class BatchingKafkaAuditSink implements KafkaAuditSink {
     this.defaultTenant = identifier(options.defaultTenant, 'defaultTenant');
     this.producer = options.producer === undefined ? `${this.source}#${randomUUID().slice(0, 8)}` : identifier(options.producer, 'producer');
     this.maxBatch = positiveInteger(options.maxBatch ?? DEFAULTS.maxBatch, 'maxBatch', 1);
-    this.lingerMs = positiveInteger(options.lingerMs ?? DEFAULTS.lingerMs, 'lingerMs', 0);
+    this.lingerMs = positiveInteger(options.lingerMs ?? (options.mode === 'required' ? 0 : DEFAULTS.lingerMs), 'lingerMs', 0);
     this.maxBuffered = positiveInteger(options.maxBuffered ?? DEFAULTS.maxBuffered, 'maxBuffered', 1);
     this.deliveryTimeoutMs = positiveInteger(options.deliveryTimeoutMs ?? DEFAULTS.deliveryTimeoutMs, 'deliveryTimeoutMs', 1);
     this.retryBackoffMs = positiveInteger(options.retryBackoffMs ?? DEFAULTS.retryBackoffMs, 'retryBackoffMs', 1);
