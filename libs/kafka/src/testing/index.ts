@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { encodeEvent, recordKey, type TopicEvent, type TopicId, TOPICS, topicName } from '@gatehouse/contracts';
 import { type Kafka, type SASLOptions } from 'kafkajs';
@@ -7,7 +7,7 @@ import { type Fold } from '../fold-engine/fold-engine.js';
 import { provisionAcls } from '../acls.js';
 import { createKafkaClient, type KafkaLogSink } from '../client.js';
 import { KAFKA_PASSWORD_ENV, KAFKA_PASSWORD_FILE_ENV, KAFKA_SASL_MECHANISM_ENV, KAFKA_USERNAME_ENV, kafkaConfigFromEnv } from '../config.js';
-import { rememberClientPrincipal, throwawayGroupId } from '../groups.js';
+import { kafkaGroupId, rememberClientPrincipal, throwawayGroupId } from '../groups.js';
 import { Kafka as KafkaClient, logLevel, Partitioners } from '../kafkajs.js';
 import { provisionTopics } from '../provision.js';
 
@@ -243,3 +243,30 @@ export async function appendRepeated<T extends TopicId>(kafka: Kafka, topicId: T
   }
 }
 export { type Measurement, type RecordedSpan, type RecordedTelemetry, recordTelemetry } from './telemetry.js';
+
+/**
+ * Seconds a plain kafkajs consumer (a fresh group, from the beginning, counting only, no decode)
+ * takes to see `expected` records of `topic`: the floor the benchmarks set their Kafka paths
+ * against, what a team would write with kafkajs alone.
+ */
+export async function plainConsumeSeconds(kafka: Kafka, topic: string, expected: number): Promise<number> {
+  const consumer = kafka.consumer({ groupId: kafkaGroupId(kafka, `bench-plain-${randomUUID()}`), maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    let seen = 0;
+    const start = process.hrtime.bigint();
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch }) => {
+          seen += batch.messages.length;
+          if (seen >= expected) resolve();
+        },
+      });
+    });
+    return Number(process.hrtime.bigint() - start) / 1e9;
+  } finally {
+    await consumer.disconnect();
+  }
+}

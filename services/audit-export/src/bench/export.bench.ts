@@ -7,10 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createEvent, DecisionRecordedV1 } from '@gatehouse/contracts';
+import { topicName } from '@gatehouse/contracts';
 import { createKafkaClient, EventProducer, kafkaConfigFromEnv, provisionTopics, replayTopic } from '@gatehouse/kafka';
+import { plainConsumeSeconds } from '@gatehouse/kafka/testing';
 import { openServiceDatabase } from '@gatehouse/service-runtime';
 import { createTestDatabase } from '@gatehouse/service-runtime/testing';
-import { recordBenchFigure } from '../../../../tools/bench-results.mjs';
+import { peerPackage, recordBenchFigure } from '../../../../tools/bench-results.mjs';
 import { ExportPipeline } from '../export/export-pipeline.js';
 import { AUDIT_EXPORT_MIGRATIONS } from '../projection/audit-migrations.js';
 import { RotatingFileSink } from '../sinks/file-sink.js';
@@ -49,6 +51,8 @@ try {
   await replayTopic(kafka, 'audit', { namespace, onRecord: () => void (counted += 1), timeoutMs: 300_000 });
   const rawSeconds = Number(process.hrtime.bigint() - rawStart) / 1e9;
 
+  const plainSeconds = await plainConsumeSeconds(kafka, topicName('audit', namespace), N);
+
   const exportStart = process.hrtime.bigint();
   const pipeline = await ExportPipeline.start({
     name: 'bench',
@@ -83,6 +87,19 @@ try {
     baseline: 'replayTopic on the same topic (decode and contract check, counting only)',
     baselineValue: counted / rawSeconds,
     note: "the export judges every record's source (issue 15): each decision's digest and the checkpoints read are kept in PostgreSQL with the rows, and a line waits for its verdict at most 3 s past its log time; these records have no checkpoint, so their lines are written unverified",
+  });
+  process.stdout.write(`plain kafkajs consumer (counting only): ${rate(N, plainSeconds)} events/s; export ${(plainSeconds / exportSeconds).toFixed(3)}x of it\n`);
+  recordBenchFigure({
+    benchmark: 'audit export',
+    source: 'services/audit-export/src/bench/export.bench.ts',
+    case: `${N.toLocaleString('en')} DecisionRecorded events from offset 0`,
+    metric: 'export throughput against kafkajs alone',
+    unit: 'events/s',
+    value: N / exportSeconds,
+    baseline: 'a plain kafkajs consumer on the same topic, counting only (no decode)',
+    baselineValue: N / plainSeconds,
+    peer: peerPackage('kafkajs'),
+    target: { on: 'ratio', atLeast: 0.3, source: 'issue 22: Kafka paths ≥ 0.3x a plain kafkajs consumer' },
   });
 } finally {
   await adminClient.disconnect();
