@@ -125,6 +125,9 @@ export const ledgerProjection = (keyring: Keyring): ProjectionSpec<'ledger', Led
     snapshot: mapStateCodec({ version: LEDGER_SNAPSHOT_VERSION, create: () => createLedgerState(keyring), maps: ['keys', 'budgets', 'openKeysByPrincipal', 'budgetsByPrincipal'], counters: ['untrusted'] }),
   },
   migrations: LEDGER_MIGRATIONS,
+  // Rows and budgets are the fold of the log alone (answers are the fold's verdicts, GET reads
+  // what a commit made visible), so a commit lost in a crash is replayed from the log at the next start.
+  commitDurability: 'log',
   // The topic deletes records by time: a start, or a rebuild, over a log whose beginning is gone begins from its checkpoints.
   checkpoints: (kafka, namespace) => ledgerCheckpoints({ kafka, namespace, keyring, fold: LEDGER_SNAPSHOT_VERSION, timeoutMs: 60_000 }),
   tables: [

@@ -47,6 +47,17 @@ export interface ProjectionSpec<T extends TopicId, S, V> {
    * that a start, and a rebuild, over a log whose beginning is gone begin from.
    */
   readonly checkpoints?: (kafka: Kafka, namespace: string | undefined) => FoldCheckpoints<S>;
+  /**
+   * `log`: a flush's commit does not wait for PostgreSQL to flush its WAL to disk
+   * (`synchronous_commit = off` for that transaction), which takes a disk flush off every answer
+   * that waits for the projection. Only for a projection whose rows are the fold of the log and
+   * nothing else: a crash may then lose the last commits, rows and offsets together (never one
+   * without the other), and the next start replays the log from the offsets that did reach disk,
+   * so nothing is lost that the log holds. Not for a projection whose flush leads to effects
+   * outside the database (a feed written, a message sent on the strength of a row). `disk` (the
+   * default) waits for the flush.
+   */
+  readonly commitDurability?: 'disk' | 'log';
 }
 
 /** A checked schema name, quoted, safe to put in SQL. */

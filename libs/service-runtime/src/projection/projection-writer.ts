@@ -45,6 +45,8 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
   private readonly anchors = new Map<number, LogAnchor>();
   private readonly offsets: ProjectionOffsets;
   private readonly schemaSql: string;
+  /** The flush transaction's settings, sent as one statement list. */
+  private readonly settingsSql: string;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -55,6 +57,11 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     private readonly options: ProjectionWriterOptions = {},
   ) {
     this.schemaSql = schemaIdent(schema);
+    this.settingsSql = [
+      `SET LOCAL lock_timeout = '${WRITE_TIMEOUT}'`,
+      `SET LOCAL statement_timeout = '${WRITE_TIMEOUT}'`,
+      ...(spec.commitDurability === 'log' ? ['SET LOCAL synchronous_commit = off'] : []),
+    ].join('; ');
     this.offsets = new ProjectionOffsets(schema, spec.name);
     this.touched = spec.tables.map(() => new Map());
     this.unwritten = spec.tables.map(() => new Map());
@@ -121,9 +128,9 @@ export class ProjectionWriter<T extends TopicId, S> implements FoldProjection<T,
     let newlyUnapplied: PoisonRecord[] = [];
     try {
       await this.dataSource.transaction(async (manager) => {
-        // A stuck lock becomes a failed write that is retried, never a flush that hangs.
-        await manager.query(`SET LOCAL lock_timeout = '${WRITE_TIMEOUT}'`);
-        await manager.query(`SET LOCAL statement_timeout = '${WRITE_TIMEOUT}'`);
+        // A stuck lock becomes a failed write that is retried, never a flush that hangs. One round
+        // trip for all the settings: an answer waiting on this flush pays for each.
+        await manager.query(this.settingsSql);
         // Replicas sharing the schema take turns; each skips what another already wrote. Owners of
         // different partitions write side by side (a rebuild still excludes them all).
         await this.lock(manager);
