@@ -69,8 +69,17 @@ export class RotatingFileSink implements AuditSink {
       const touched = new Set<OpenFile>();
       for (const [stream, group] of groups) {
         const format = group[0]?.format ?? 'ocsf';
+        let file = await this.current(stream, format);
+        // A file's lines go in one write, not one each: a write per line cost a thread-pool
+        // round trip per record, most of an export's time (issue 22). Order and rotation are as before.
+        let pending: Buffer[] = [];
+        const writePending = async () => {
+          if (pending.length === 0) return;
+          await file.handle.write(pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending));
+          pending = [];
+          touched.add(file);
+        };
         for (const line of group) {
-          let file = await this.current(stream, format);
           const seen = this.recovered.get(stream);
           if (seen !== undefined) {
             if (seen.has(digest(line.text))) {
@@ -81,15 +90,16 @@ export class RotatingFileSink implements AuditSink {
           }
           const bytes = Buffer.from(`${line.text}\n`, 'utf8');
           if (file.size > 0 && file.size + bytes.length > this.maxBytes) {
+            await writePending();
             await file.handle.sync();
             await file.handle.close();
             touched.delete(file);
             file = await this.openAt(stream, format, file.index + 1);
           }
-          await file.handle.write(bytes);
+          pending.push(bytes);
           file.size += bytes.length;
-          touched.add(file);
         }
+        await writePending();
       }
       for (const file of touched) await file.handle.sync();
     } catch (error) {
