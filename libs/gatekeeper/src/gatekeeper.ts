@@ -209,13 +209,22 @@ function compileError(code: string, message: string, policyId: string, field: st
   });
 }
 
+/** Compiled expression conditions of one bundle by their text: policies that repeat a condition share one. */
+type ConditionCache = Map<string, CompiledCondition>;
+
 function compileCondition(
   condition: GatekeeperCondition,
   policyId: string,
   field: string,
   predicates: Readonly<Record<string, GatekeeperPredicate>>,
+  shared: ConditionCache,
 ): CompiledCondition {
   if (typeof condition === 'string') {
+    // One AST per distinct text keeps a large bundle's working set small: a call over 1,000
+    // policies that repeat an allow rule walks one hot tree, not one cold copy per policy. Only
+    // expressions are shared; a predicate's condition carries its policy id for its fault.
+    const known = shared.get(condition);
+    if (known !== undefined) return known;
     let expr: Expr;
     try {
       expr = parseExpression(condition);
@@ -223,7 +232,9 @@ function compileCondition(
       const code = cause instanceof GatehouseError ? cause.code : 'GATEKEEPER.EXPRESSION_SYNTAX';
       throw compileError(code, cause instanceof Error ? cause.message : 'invalid condition', policyId, field, cause);
     }
-    return { test: (scope) => evaluateExpression(expr, scope) === true, readsInput: readsInputPath(expr) };
+    const compiled: CompiledCondition = { test: (scope) => evaluateExpression(expr, scope) === true, readsInput: readsInputPath(expr) };
+    shared.set(condition, compiled);
+    return compiled;
   }
   const name = condition.predicate;
   const predicate = Object.hasOwn(predicates, name) ? predicates[name] : undefined;
@@ -246,11 +257,11 @@ function compileCondition(
   };
 }
 
-function compilePolicy(policy: GatekeeperPolicy, predicates: Readonly<Record<string, GatekeeperPredicate>>): CompiledPolicy {
+function compilePolicy(policy: GatekeeperPolicy, predicates: Readonly<Record<string, GatekeeperPredicate>>, shared: ConditionCache): CompiledPolicy {
   const rules: CompiledPolicy['rules'][number][] = [];
   for (const ruleId of ['denyWhen', 'requireApprovalWhen', 'allowWhen'] as const) {
     const condition = policy.rules[ruleId];
-    if (condition !== undefined) rules.push({ ruleId, condition: compileCondition(condition, policy.id, `rules.${ruleId}`, predicates) });
+    if (condition !== undefined) rules.push({ ruleId, condition: compileCondition(condition, policy.id, `rules.${ruleId}`, predicates, shared) });
   }
   let rewrite: CompiledRewrite | undefined;
   const r = policy.rules.rewrite;
@@ -267,7 +278,7 @@ function compilePolicy(policy: GatekeeperPolicy, predicates: Readonly<Record<str
       return { path: path.split('.'), value: value as JsonValue, computed: false };
     });
     rewrite = {
-      ...(r.when === undefined ? {} : { when: compileCondition(r.when, policy.id, 'rules.rewrite.when', predicates) }),
+      ...(r.when === undefined ? {} : { when: compileCondition(r.when, policy.id, 'rules.rewrite.when', predicates, shared) }),
       set,
       remove: (r.remove ?? []).map((p) => p.split('.')),
     };
@@ -297,7 +308,8 @@ export function compileGatekeeperBundle(source: unknown): { readonly bundle: Gat
   }
   // Parsed once above; each policy compiled as `load` compiles it.
   const stand = Object.fromEntries([...names].map((name) => [name, () => false]));
-  for (const policy of bundle.policies) compilePolicy(policy, stand);
+  const shared: ConditionCache = new Map();
+  for (const policy of bundle.policies) compilePolicy(policy, stand, shared);
   return { bundle, predicates: [...names].sort() };
 }
 
@@ -325,8 +337,9 @@ function compileBundle(input: unknown, revision: number | undefined, predicates:
     throw new GatehouseError('GATEKEEPER.INVALID_REVISION', 'bundle revision must be a non-negative integer', { category: 'validation' });
   }
   const bundle = parseGatekeeperBundle(input);
+  const shared: ConditionCache = new Map();
   const policies = bundle.policies
-    .map((p) => compilePolicy(p, predicates))
+    .map((p) => compilePolicy(p, predicates, shared))
     .sort((a, b) => b.source.priority - a.source.priority || (a.source.id < b.source.id ? -1 : a.source.id > b.source.id ? 1 : 0));
   return Object.freeze({
     version: Object.freeze(revision === undefined ? { policySetId: bundle.policySetId } : { policySetId: bundle.policySetId, revision }),
