@@ -3,6 +3,7 @@
 // evaluate records, simulate and explain only compute.
 import { GatehouseError, type JsonValue, readOptions } from '@gatehouse/contracts';
 import { evaluateExpression, parseExpression, type Expr, type ExpressionScope, valuesEqual } from './expression.js';
+import { buildMatchIndex, candidatePolicies, compilePattern, MATCH_FIELDS, patternMatches, type CompiledPattern, type MatchField, type MatchIndex, type MatchValues } from './match-index.js';
 import { parseGatekeeperBundle, type GatekeeperBundle, type GatekeeperCondition, type GatekeeperPolicy } from './schema.js';
 
 /**
@@ -140,17 +141,10 @@ interface CompiledRewrite {
   readonly remove: readonly (readonly string[])[];
 }
 
-/** A match pattern compiled once: `*` → any, `prefix*` → prefix, else exact. */
-interface CompiledPattern {
-  readonly any: boolean;
-  readonly prefix?: string;
-  readonly exact?: string;
-}
-
 interface CompiledPolicy {
   readonly source: GatekeeperPolicy;
   /** Only the match fields the policy sets, in MATCH_FIELDS order. */
-  readonly match: readonly { readonly field: (typeof MATCH_FIELDS)[number]; readonly patterns: readonly CompiledPattern[] }[];
+  readonly match: readonly { readonly field: MatchField; readonly patterns: readonly CompiledPattern[] }[];
   readonly rules: readonly { readonly ruleId: Exclude<GatekeeperRuleId, 'rewrite'>; readonly condition: CompiledCondition }[];
   readonly rewrite?: CompiledRewrite;
 }
@@ -160,6 +154,8 @@ interface CompiledBundle {
   /** Policies sorted by priority (descending), then id, for a deterministic order. */
   readonly policies: readonly CompiledPolicy[];
   readonly policyIds: readonly string[];
+  /** The same policies indexed by their match patterns: evaluate and decideFromFacts look at candidates only. */
+  readonly index: MatchIndex<CompiledPolicy>;
 }
 
 const EFFECT_OF: Readonly<Record<GatekeeperRuleId, GatekeeperEffect>> = {
@@ -170,7 +166,6 @@ const EFFECT_OF: Readonly<Record<GatekeeperRuleId, GatekeeperEffect>> = {
 };
 /** Precedence within one priority: deny > require-approval > rewrite > allow. */
 const STRENGTH: Readonly<Record<GatekeeperEffect, number>> = { deny: 3, 'require-approval': 2, rewrite: 1, allow: 0 };
-const MATCH_FIELDS = ['agents', 'tools', 'tenants', 'environments'] as const;
 const DEFAULT_MAX_REWRITES = 3;
 
 const REASONS = {
@@ -214,13 +209,22 @@ function compileError(code: string, message: string, policyId: string, field: st
   });
 }
 
+/** Compiled expression conditions of one bundle by their text: policies that repeat a condition share one. */
+type ConditionCache = Map<string, CompiledCondition>;
+
 function compileCondition(
   condition: GatekeeperCondition,
   policyId: string,
   field: string,
   predicates: Readonly<Record<string, GatekeeperPredicate>>,
+  shared: ConditionCache,
 ): CompiledCondition {
   if (typeof condition === 'string') {
+    // One AST per distinct text keeps a large bundle's working set small: a call over 1,000
+    // policies that repeat an allow rule walks one hot tree, not one cold copy per policy. Only
+    // expressions are shared; a predicate's condition carries its policy id for its fault.
+    const known = shared.get(condition);
+    if (known !== undefined) return known;
     let expr: Expr;
     try {
       expr = parseExpression(condition);
@@ -228,7 +232,9 @@ function compileCondition(
       const code = cause instanceof GatehouseError ? cause.code : 'GATEKEEPER.EXPRESSION_SYNTAX';
       throw compileError(code, cause instanceof Error ? cause.message : 'invalid condition', policyId, field, cause);
     }
-    return { test: (scope) => evaluateExpression(expr, scope) === true, readsInput: readsInputPath(expr) };
+    const compiled: CompiledCondition = { test: (scope) => evaluateExpression(expr, scope) === true, readsInput: readsInputPath(expr) };
+    shared.set(condition, compiled);
+    return compiled;
   }
   const name = condition.predicate;
   const predicate = Object.hasOwn(predicates, name) ? predicates[name] : undefined;
@@ -251,11 +257,11 @@ function compileCondition(
   };
 }
 
-function compilePolicy(policy: GatekeeperPolicy, predicates: Readonly<Record<string, GatekeeperPredicate>>): CompiledPolicy {
+function compilePolicy(policy: GatekeeperPolicy, predicates: Readonly<Record<string, GatekeeperPredicate>>, shared: ConditionCache): CompiledPolicy {
   const rules: CompiledPolicy['rules'][number][] = [];
   for (const ruleId of ['denyWhen', 'requireApprovalWhen', 'allowWhen'] as const) {
     const condition = policy.rules[ruleId];
-    if (condition !== undefined) rules.push({ ruleId, condition: compileCondition(condition, policy.id, `rules.${ruleId}`, predicates) });
+    if (condition !== undefined) rules.push({ ruleId, condition: compileCondition(condition, policy.id, `rules.${ruleId}`, predicates, shared) });
   }
   let rewrite: CompiledRewrite | undefined;
   const r = policy.rules.rewrite;
@@ -272,7 +278,7 @@ function compilePolicy(policy: GatekeeperPolicy, predicates: Readonly<Record<str
       return { path: path.split('.'), value: value as JsonValue, computed: false };
     });
     rewrite = {
-      ...(r.when === undefined ? {} : { when: compileCondition(r.when, policy.id, 'rules.rewrite.when', predicates) }),
+      ...(r.when === undefined ? {} : { when: compileCondition(r.when, policy.id, 'rules.rewrite.when', predicates, shared) }),
       set,
       remove: (r.remove ?? []).map((p) => p.split('.')),
     };
@@ -280,7 +286,7 @@ function compilePolicy(policy: GatekeeperPolicy, predicates: Readonly<Record<str
   const match = MATCH_FIELDS.flatMap((field) => {
     const patterns = policy.match[field];
     if (patterns === undefined) return [];
-    return [{ field, patterns: patterns.map((p): CompiledPattern => (p === '*' ? { any: true } : p.endsWith('*') ? { any: false, prefix: p.slice(0, -1) } : { any: false, exact: p })) }];
+    return [{ field, patterns: patterns.map(compilePattern) }];
   });
   return { source: policy, match, rules, ...(rewrite === undefined ? {} : { rewrite }) };
 }
@@ -302,7 +308,8 @@ export function compileGatekeeperBundle(source: unknown): { readonly bundle: Gat
   }
   // Parsed once above; each policy compiled as `load` compiles it.
   const stand = Object.fromEntries([...names].map((name) => [name, () => false]));
-  for (const policy of bundle.policies) compilePolicy(policy, stand);
+  const shared: ConditionCache = new Map();
+  for (const policy of bundle.policies) compilePolicy(policy, stand, shared);
   return { bundle, predicates: [...names].sort() };
 }
 
@@ -330,34 +337,31 @@ function compileBundle(input: unknown, revision: number | undefined, predicates:
     throw new GatehouseError('GATEKEEPER.INVALID_REVISION', 'bundle revision must be a non-negative integer', { category: 'validation' });
   }
   const bundle = parseGatekeeperBundle(input);
+  const shared: ConditionCache = new Map();
   const policies = bundle.policies
-    .map((p) => compilePolicy(p, predicates))
+    .map((p) => compilePolicy(p, predicates, shared))
     .sort((a, b) => b.source.priority - a.source.priority || (a.source.id < b.source.id ? -1 : a.source.id > b.source.id ? 1 : 0));
   return Object.freeze({
     version: Object.freeze(revision === undefined ? { policySetId: bundle.policySetId } : { policySetId: bundle.policySetId, revision }),
     policies: Object.freeze(policies),
     policyIds: Object.freeze(policies.map((p) => p.source.id)),
+    index: buildMatchIndex(policies),
   });
 }
 
-/** `*` matches any present value; `prefix*` a value starting with prefix; anything else exactly. */
+/** `*` matches any present value; `prefix*` a longer value starting with prefix; anything else exactly. */
 export function matchesPattern(pattern: string, value: string | undefined): boolean {
-  if (value === undefined) return false;
-  if (pattern === '*') return true;
-  if (pattern.endsWith('*')) return value.startsWith(pattern.slice(0, -1)) && value.length > pattern.length - 1;
-  return pattern === value;
+  return patternMatches(compilePattern(pattern), value);
 }
 
-type MatchValues = Readonly<Record<(typeof MATCH_FIELDS)[number], string | undefined>>;
+const matchValuesOf = (ctx: Omit<GatekeeperContext, 'input'>): MatchValues => ({
+  agents: ctx.identity.agent,
+  tools: ctx.call.tool,
+  tenants: ctx.identity.tenant,
+  environments: ctx.identity.environment,
+});
 
-function patternMatches(pattern: CompiledPattern, value: string | undefined): boolean {
-  if (value === undefined) return false;
-  if (pattern.any) return true;
-  if (pattern.prefix !== undefined) return value.length > pattern.prefix.length && value.startsWith(pattern.prefix);
-  return pattern.exact === value;
-}
-
-function mismatchedField(policy: CompiledPolicy, values: MatchValues): (typeof MATCH_FIELDS)[number] | undefined {
+function mismatchedField(policy: CompiledPolicy, values: MatchValues): MatchField | undefined {
   for (const { field, patterns } of policy.match) {
     const value = values[field];
     let hit = false;
@@ -435,10 +439,11 @@ interface RoundResult {
 }
 
 /**
- * One round over the bundle: the highest priority at which any matched policy's rule fired
- * decides, by deny > require-approval > rewrite > allow; nothing fired → default deny.
+ * One round over `policies` (the whole bundle, or a superset of the matching ones in bundle
+ * order): the highest priority at which any matched policy's rule fired decides, by
+ * deny > require-approval > rewrite > allow; nothing fired → default deny.
  */
-function decideRound(bundle: CompiledBundle, ctx: GatekeeperContext, scope: ExpressionScope, explain: boolean): RoundResult {
+function decideRound(bundle: CompiledBundle, policies: readonly CompiledPolicy[], ctx: GatekeeperContext, scope: ExpressionScope, explain: boolean): RoundResult {
   const explanations: PolicyExplanation[] = [];
   const matched: string[] = [];
   let decidedPriority: number | undefined;
@@ -446,8 +451,8 @@ function decideRound(bundle: CompiledBundle, ctx: GatekeeperContext, scope: Expr
   const firedAtLevel: { policy: CompiledPolicy; explanationIndex: number }[] = [];
   let fault: { code: string; policyId: string | undefined } | undefined;
 
-  const values: MatchValues = { agents: ctx.identity.agent, tools: ctx.call.tool, tenants: ctx.identity.tenant, environments: ctx.identity.environment };
-  for (const policy of bundle.policies) {
+  const values = matchValuesOf(ctx);
+  for (const policy of policies) {
     const p = policy.source;
     const field = mismatchedField(policy, values);
     if (field !== undefined) {
@@ -526,9 +531,12 @@ function decide(bundle: CompiledBundle, ctx: GatekeeperContext, options: Resolve
   let first: RoundResult | undefined;
   const ref = (policy: CompiledPolicy | undefined): { policyId?: string; policyVersion?: string } =>
     policy === undefined ? {} : { policyId: policy.source.id, policyVersion: policy.source.version };
+  // Which policies can match depends on the trusted identity and tool only, not on the (rewritten)
+  // input, so one lookup serves every round. Explain reports on every policy, so it scans them all.
+  const candidates = explain ? bundle.policies : candidatePolicies(bundle.index, matchValuesOf(ctx));
   for (;;) {
     const scope = scopeOf(ctx, input);
-    const round = decideRound(bundle, ctx, scope, explain && first === undefined);
+    const round = decideRound(bundle, candidates, ctx, scope, explain && first === undefined);
     first ??= round;
     const rewritten = rewrites > 0 ? { rewrittenInput: input, rewrites } : {};
     if (round.fault !== undefined) return { decision: { effect: 'deny', ...ref(round.policy), reason: round.reason, fault: round.fault, ...rewritten }, first };
@@ -625,8 +633,8 @@ function readsInputPath(expr: Expr): boolean {
 function decideFromFacts(bundle: CompiledBundle, facts: Omit<GatekeeperContext, 'input'>): FactsDecision {
   const ctx: GatekeeperContext = { identity: facts.identity, call: facts.call, input: null };
   const scope = scopeOf(ctx, null);
-  const values: MatchValues = { agents: ctx.identity.agent, tools: ctx.call.tool, tenants: ctx.identity.tenant, environments: ctx.identity.environment };
-  const matched = bundle.policies.filter((policy) => mismatchedField(policy, values) === undefined);
+  const values = matchValuesOf(ctx);
+  const matched = candidatePolicies(bundle.index, values).filter((policy) => mismatchedField(policy, values) === undefined);
   for (let i = 0; i < matched.length; ) {
     const priority = matched[i]!.source.priority;
     const level: CompiledPolicy[] = [];
