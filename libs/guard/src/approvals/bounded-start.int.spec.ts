@@ -130,9 +130,13 @@ describe('a long-running agent gateway', () => {
     const service = await producer(admin, namespace);
     const g = createKafkaApprovalGateway({ kafka: agent, keyring: TEST_KEYRING, agentKey: TEST_AGENT_KEY, namespace, source: 'guard:long-running', ...LIMITS, retainMs: 1_000 });
     open.push(g);
-    const settled = Array.from({ length: 12 }, (_, i) => request(`run-settled-${i}`));
+    // Each request is made when it is asked: its deadline runs from then, not from before the
+    // eleven before it were decided (a slow machine let the last ones expire: CI saw it).
+    const settled: ApprovalRequestInput[] = [];
     const decisions = [];
-    for (const r of settled) {
+    for (let i = 0; i < 12; i += 1) {
+      const r = request(`run-settled-${i}`);
+      settled.push(r);
       const waiting = g.awaitApproval(r, { timeoutMs: 5_000 });
       decisions.push(await approve(namespace, service, idOf(r)));
       await expect(waiting).resolves.toMatchObject({ grant: { approvalId: idOf(r) } });
