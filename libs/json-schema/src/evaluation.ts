@@ -14,11 +14,22 @@ export interface SchemaFailure {
   readonly keyword: string;
 }
 
+/**
+ * The verdict alone, for the fast path: no failures, no locations, no annotations. For a pure
+ * assertion it is the very function that `evaluate` is (both ignore what they do not need).
+ */
+export type Predicate = (instance: JsonValue, assertsFormats: boolean) => boolean;
+
 /** A keyword of a compiled schema: its name (as failures report it) and its check. */
 export interface KeywordNode {
   readonly keyword: string;
   /** True when the instance passes; failures of subschemas are recorded on the evaluation. */
   readonly evaluate: (instance: JsonValue, evaluation: Evaluation) => boolean;
+  /**
+   * The same verdict as `evaluate`, as a predicate; undefined for the keywords that need the
+   * evaluation's state (the dynamic scope, annotations), which only the interpreter keeps.
+   */
+  readonly test: Predicate | undefined;
 }
 
 /** A schema resource as the runtime sees it: what a dynamic reference can land on in it. */
@@ -34,6 +45,13 @@ export interface CompiledResource {
 export class CompiledSchema {
   /** Filled in by the compiler after creation, so that references can point at it first. */
   keywords: readonly KeywordNode[] = [];
+  /** The schemas its keywords apply or reference, filled in with `keywords` (for linking, see fast-path.ts). */
+  children: readonly CompiledSchema[] = [];
+  /**
+   * The schema's predicate once linked (fast-path.ts): set only when neither it nor anything it
+   * reaches needs the interpreter's state; `null` when it was found to need it.
+   */
+  test: Predicate | null | undefined = undefined;
 
   constructor(
     /** For a boolean schema, its value; undefined for a schema object. */
@@ -44,7 +62,9 @@ export class CompiledSchema {
 }
 
 export const TRUE_SCHEMA = new CompiledSchema(true, undefined);
+TRUE_SCHEMA.test = () => true;
 export const FALSE_SCHEMA = new CompiledSchema(false, undefined);
+FALSE_SCHEMA.test = () => false;
 
 /**
  * The evaluated properties and items of one instance location, as the successful subschemas
@@ -154,8 +174,15 @@ export function evaluateSchema(schema: CompiledSchema, instance: JsonValue, eval
   return valid;
 }
 
-/** Evaluates a subschema at a child location (a property or an item), with that location's own annotations. */
+/**
+ * Evaluates a subschema at a child location (a property or an item), with that location's own
+ * annotations. A linked subschema (fast-path.ts) settles a valid child by its predicate alone:
+ * a subschema that passes records no failures, and nothing it reaches reads the dynamic scope.
+ * Not while annotations are tracked: a passing subschema's annotations may be read above it.
+ */
 export function evaluateAt(schema: CompiledSchema, value: JsonValue, segment: PathSegment, evaluation: Evaluation): boolean {
+  const test = schema.test;
+  if (test && !evaluation.tracksAnnotations && test(value, evaluation.assertsFormats)) return true;
   const saved = evaluation.annotations;
   evaluation.annotations = undefined;
   evaluation.path.push(segment);

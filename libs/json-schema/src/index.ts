@@ -7,7 +7,8 @@
 import { type JsonValue, isJsonObject } from '@gatehouse/contracts';
 import { SchemaCompiler } from './compiler.js';
 import { type Dialect, type Draft, STANDARD_DIALECTS, dialectOfVocabularies, draftOfMetaSchema } from './dialects.js';
-import { type CompiledSchema, Evaluation, type SchemaFailure, evaluateSchema } from './evaluation.js';
+import { type CompiledSchema, Evaluation, type Predicate, type SchemaFailure, evaluateSchema } from './evaluation.js';
+import { linkFastPath } from './fast-path.js';
 import { plainCopy } from './json-value.js';
 import { KEYWORDS } from './keywords.js';
 import { META_SCHEMAS } from './meta-schemas/index.js';
@@ -42,6 +43,8 @@ export interface JsonSchemaValidator {
   /** The dialect the schema was read in: one of the drafts, or `custom` (a meta-schema from `remotes`). */
   readonly dialect: Draft | 'custom';
   readonly needsAnnotations: boolean;
+  /** The verdict alone, without interpreting (fast-path.ts); undefined when the schema needs the interpreter throughout. */
+  readonly fastPath: Predicate | undefined;
 }
 
 export type SchemaPreparation = { readonly ok: true; readonly validator: JsonSchemaValidator } | { readonly ok: false; readonly problem: SchemaProblem };
@@ -83,7 +86,10 @@ export function prepareJsonSchema(schema: JsonValue, options: { readonly draft: 
     const compiler = new SchemaCompiler(new SchemaRegistry([index, remoteIndex, metaSchemaIndex()]), metaSchemaCompiler());
     checkAgainstMetaSchema(copy, dialect, compiler, remoteIndex);
     const compiled = compiler.compile(copy, root);
-    return { ok: true, validator: { root: compiled, dialect: custom ? 'custom' : dialect.draft, needsAnnotations: compiler.needsAnnotations } };
+    return {
+      ok: true,
+      validator: { root: compiled, dialect: custom ? 'custom' : dialect.draft, needsAnnotations: compiler.needsAnnotations, fastPath: linkFastPath(compiled) },
+    };
   } catch (error) {
     return { ok: false, problem: problemOf(error) };
   }
@@ -93,8 +99,12 @@ export function prepareJsonSchema(schema: JsonValue, options: { readonly draft: 
  * Validates `instance`, naming every failing keyword with its instance location. `format` is
  * asserted unless `assertFormats` is false (then it is an annotation, as 2019-09 and 2020-12 default to).
  */
-export function validateInstance(validator: JsonSchemaValidator, instance: JsonValue, options: { readonly assertFormats?: boolean } = {}): InstanceValidation {
-  const evaluation = new Evaluation(options.assertFormats ?? true, validator.needsAnnotations);
+export function validateInstance(validator: JsonSchemaValidator, instance: JsonValue, options: { readonly assertFormats?: boolean } = NO_OPTIONS): InstanceValidation {
+  const assertsFormats = options.assertFormats ?? true;
+  // The predicate settles a valid instance; only a failing one (or one it cannot settle) is
+  // interpreted, so failures always come from the interpreter.
+  if (validator.fastPath !== undefined && holds(validator.fastPath, instance, assertsFormats)) return VALID;
+  const evaluation = new Evaluation(assertsFormats, validator.needsAnnotations);
   try {
     if (evaluateSchema(validator.root, instance, evaluation)) return { outcome: 'valid' };
     return { outcome: 'invalid', failures: distinct(evaluation.failures) };
@@ -104,6 +114,19 @@ export function validateInstance(validator: JsonSchemaValidator, instance: JsonV
     // The depth limit, or (should a host's stack be smaller than ours) the engine's own.
     if (error instanceof EvaluationDepthError || error instanceof RangeError) return { outcome: 'too-deep' };
     throw error;
+  }
+}
+
+const NO_OPTIONS: { readonly assertFormats?: boolean } = Object.freeze({});
+const VALID: InstanceValidation = Object.freeze({ outcome: 'valid' });
+
+// What the predicate cannot settle (data compared by `enum` nested past the limit, a host
+// stack smaller than ours) the interpreter does, and reports as a value.
+function holds(test: Predicate, instance: JsonValue, assertsFormats: boolean): boolean {
+  try {
+    return test(instance, assertsFormats);
+  } catch {
+    return false;
   }
 }
 
@@ -205,8 +228,19 @@ function problemOf(error: unknown): SchemaProblem {
   return { code: 'NOT_A_SCHEMA', message: 'the schema could not be prepared' };
 }
 
-// The same keyword failing at the same location twice (two references to one schema) is one failure.
+// The same keyword failing at the same location twice (two references to one schema) is one
+// failure. A list is usually a few entries (one per failing keyword): those are compared pairwise,
+// which is cheaper than building keys; a long one (every item of a big array failing) by key.
 function distinct(failures: readonly SchemaFailure[]): SchemaFailure[] {
+  if (failures.length > 16) return distinctByKey(failures);
+  const result: SchemaFailure[] = [];
+  for (const failure of failures) {
+    if (!result.some((kept) => kept.keyword === failure.keyword && kept.pointer === failure.pointer)) result.push(failure);
+  }
+  return result;
+}
+
+function distinctByKey(failures: readonly SchemaFailure[]): SchemaFailure[] {
   const seen = new Set<string>();
   const result: SchemaFailure[] = [];
   for (const failure of failures) {
