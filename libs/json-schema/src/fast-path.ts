@@ -27,11 +27,6 @@ export function linkFastPath(root: CompiledSchema): Predicate | undefined {
   return link(root, new Set()) ?? undefined;
 }
 
-// The longest chain of nested schema objects below each linked schema (1 for a leaf). Kept past
-// the call that computed it: the meta-schemas' compiled schemas are shared by every schema
-// prepared in the process, and a later link may reach them from deeper down.
-const heights = new WeakMap<CompiledSchema, number>();
-
 // Depth-first. A schema met again while its own link is in progress is on a cycle: neither it
 // nor any schema on the way back to it gets a predicate (they are left to the interpreter).
 function link(schema: CompiledSchema, visiting: Set<CompiledSchema>): Predicate | null {
@@ -43,12 +38,12 @@ function link(schema: CompiledSchema, visiting: Set<CompiledSchema>): Predicate 
   for (const child of schema.children) {
     if (!linkable) break;
     linkable = link(child, visiting) !== null;
-    height = Math.max(height, 1 + (heights.get(child) ?? 0));
+    height = Math.max(height, 1 + child.height);
   }
   visiting.delete(schema);
   // Past the height limit a schema is left to the interpreter for good: conservative, and rare.
   schema.test = linkable && height <= MAX_LINKED_HEIGHT ? predicateOf(schema) : null;
-  heights.set(schema, height);
+  schema.height = height;
   return schema.test;
 }
 

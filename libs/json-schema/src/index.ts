@@ -106,7 +106,7 @@ export function validateInstance(validator: JsonSchemaValidator, instance: JsonV
   if (validator.fastPath !== undefined && holds(validator.fastPath, instance, assertsFormats)) return VALID;
   const evaluation = new Evaluation(assertsFormats, validator.needsAnnotations);
   try {
-    if (evaluateSchema(validator.root, instance, evaluation)) return { outcome: 'valid' };
+    if (evaluateSchema(validator.root, instance, evaluation)) return VALID;
     return { outcome: 'invalid', failures: distinct(evaluation.failures) };
   } catch (error) {
     // A reference cycle without progress would never end: the instance does not validate.
@@ -240,13 +240,15 @@ function distinct(failures: readonly SchemaFailure[]): SchemaFailure[] {
   return result;
 }
 
+// By location, then keyword: no key strings to build.
 function distinctByKey(failures: readonly SchemaFailure[]): SchemaFailure[] {
-  const seen = new Set<string>();
+  const keywordsAt = new Map<string, string[]>();
   const result: SchemaFailure[] = [];
   for (const failure of failures) {
-    const key = `${failure.keyword}\u0000${failure.pointer}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    const keywords = keywordsAt.get(failure.pointer);
+    if (keywords === undefined) keywordsAt.set(failure.pointer, [failure.keyword]);
+    else if (keywords.includes(failure.keyword)) continue;
+    else keywords.push(failure.keyword);
     result.push(failure);
   }
   return result;

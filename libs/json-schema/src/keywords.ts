@@ -20,6 +20,7 @@ import {
   markPropertyEvaluated,
   mergeAnnotations,
   passes,
+  settledVerdict,
 } from './evaluation.js';
 import { formatCheck } from './formats.js';
 import { MAX_VALUE_DEPTH, canonicalKey, codePointLength } from './json-value.js';
@@ -118,6 +119,17 @@ function typeBitOf(value: JsonValue): number {
   }
 }
 
+// One type, the common case, checked without the bit mask: each is its own small function.
+const SINGLE_TYPE_CHECKS: Readonly<Record<string, (instance: JsonValue) => boolean>> = {
+  null: (instance) => instance === null,
+  boolean: (instance) => typeof instance === 'boolean',
+  object: (instance) => isJsonObject(instance),
+  array: (instance) => Array.isArray(instance),
+  number: (instance) => typeof instance === 'number' && Number.isFinite(instance),
+  string: (instance) => typeof instance === 'string',
+  integer: (instance) => Number.isInteger(instance),
+};
+
 const compileType: KeywordCompiler = (value) => {
   const names = typeof value === 'string' ? [value] : Array.isArray(value) ? value : undefined;
   if (names === undefined) throw invalid('type');
@@ -127,6 +139,8 @@ const compileType: KeywordCompiler = (value) => {
     if (bit === undefined) throw invalid('type');
     mask |= bit;
   }
+  const single = typeof value === 'string' ? SINGLE_TYPE_CHECKS[value] : undefined;
+  if (single !== undefined) return assertion('type', single);
   // "integer" is any number with a zero fractional part, however it was written (1.0 included).
   return assertion('type', (instance) => {
     const bit = typeBitOf(instance);
@@ -164,8 +178,31 @@ function decimalOf(value: number): Decimal {
   return { digits: BigInt(whole + fraction), exponent: Number(exponent) - fraction.length };
 }
 
+// The same decimal with its digits as a safe integer, when they fit: most numbers a tool is
+// given (1.25, 0.5, 3600) are short decimals, which need no BigInt arithmetic.
+function smallDecimalOf(value: number): { readonly digits: number; readonly exponent: number } | undefined {
+  const text = String(Math.abs(value));
+  if (text.includes('e')) return undefined;
+  const point = text.indexOf('.');
+  const digits = point < 0 ? Number(text) : Number(text.slice(0, point) + text.slice(point + 1));
+  return Number.isSafeInteger(digits) ? { digits, exponent: point < 0 ? 0 : point + 1 - text.length } : undefined;
+}
+
+// Both decimals brought to one exponent, when the digits stay safe integers; undefined otherwise.
+function isSmallMultipleOf(value: number, exactDivisor: Decimal): boolean | undefined {
+  const exact = smallDecimalOf(value);
+  const divisorDigits = Number(exactDivisor.digits);
+  if (exact === undefined || !Number.isSafeInteger(divisorDigits)) return undefined;
+  const shift = exact.exponent - exactDivisor.exponent;
+  const scaled = shift >= 0 ? exact.digits * 10 ** shift : divisorDigits * 10 ** -shift;
+  if (!Number.isSafeInteger(scaled)) return undefined;
+  return shift >= 0 ? scaled % divisorDigits === 0 : exact.digits % scaled === 0;
+}
+
 function isMultipleOf(value: number, divisor: number, exactDivisor: Decimal): boolean {
   if (Number.isSafeInteger(value) && Number.isSafeInteger(divisor)) return value % divisor === 0;
+  const small = isSmallMultipleOf(value, exactDivisor);
+  if (small !== undefined) return small;
   const exact = decimalOf(value);
   if (exact.digits === 0n) return true;
   const shift = exact.exponent - exactDivisor.exponent;
@@ -394,9 +431,9 @@ const compileContains: KeywordCompiler = (value, context) => {
     const annotating = annotates && evaluation.tracksAnnotations;
     let matches = 0;
     for (let i = 0; i < instance.length; i++) {
-      evaluation.path.push(i);
+      evaluation.enterLocation(i);
       const matched = passes(schema, instance[i] as JsonValue, evaluation);
-      evaluation.path.pop();
+      evaluation.leaveLocation();
       if (!matched) continue;
       matches++;
       if (annotating) (annotationsOf(evaluation).containedItems ??= new Set()).add(i);
@@ -576,7 +613,11 @@ const compileUnevaluatedProperties: KeywordCompiler = (value, context) => {
 const compileRequired: KeywordCompiler = (value) => {
   const names = stringArray(value, 'required');
   if (names.length === 0) return undefined;
-  return assertion('required', (instance) => !isJsonObject(instance) || names.every((name) => Object.hasOwn(instance, name)));
+  return assertion('required', (instance) => {
+    if (!isJsonObject(instance)) return true;
+    for (const name of names) if (!Object.hasOwn(instance, name)) return false;
+    return true;
+  });
 };
 
 const compileDependentRequired: KeywordCompiler = (value) => {
@@ -671,6 +712,18 @@ const compileMinProperties: KeywordCompiler = (value) => {
 
 // ——— applicators ———
 
+// How many of `schemas` pass by their predicates, counting up to `enough`; 0 when some branch
+// must be interpreted (then the caller interprets them all, as without predicates).
+function settledCount(schemas: readonly CompiledSchema[], instance: JsonValue, evaluation: Evaluation, enough: number): number {
+  let passed = 0;
+  for (const schema of schemas) {
+    const verdict = settledVerdict(schema, instance, evaluation);
+    if (verdict === undefined) return 0;
+    if (verdict && ++passed >= enough) break;
+  }
+  return passed;
+}
+
 const compileAllOf: KeywordCompiler = (value, context) => {
   const schemas = schemaArray(value, 'allOf', context);
   const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
@@ -694,6 +747,8 @@ const compileAllOf: KeywordCompiler = (value, context) => {
 const compileAnyOf: KeywordCompiler = (value, context) => {
   const schemas = schemaArray(value, 'anyOf', context);
   const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
+    // A branch that passes makes every branch's failures moot: find one by predicate first.
+    if (settledCount(schemas, instance, evaluation, 1) > 0) return true;
     const mark = evaluation.failures.length;
     let valid = false;
     for (const schema of schemas) {
@@ -718,6 +773,9 @@ const compileAnyOf: KeywordCompiler = (value, context) => {
 const compileOneOf: KeywordCompiler = (value, context) => {
   const schemas = schemaArray(value, 'oneOf', context);
   const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
+    // Once a branch passes, no branch's failures are reported: count the passing ones by predicate.
+    const settled = settledCount(schemas, instance, evaluation, 2);
+    if (settled > 0) return settled === 1;
     const mark = evaluation.failures.length;
     const outer = evaluation.annotations;
     let passed = 0;
@@ -782,7 +840,7 @@ const compileIf: KeywordCompiler = (value, context) => {
   const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
     const collect = evaluation.collect;
     evaluation.collect = false;
-    const holds = evaluateInPlace(condition, instance, evaluation);
+    const holds = settledVerdict(condition, instance, evaluation) ?? evaluateInPlace(condition, instance, evaluation);
     evaluation.collect = collect;
     const branch = holds ? thenSchema : elseSchema;
     if (branch === undefined || evaluateInPlace(branch, instance, evaluation)) return true;
