@@ -121,6 +121,8 @@ export class Evaluation {
     readonly assertsFormats: boolean,
     /** Whether the schema has `unevaluatedProperties`/`unevaluatedItems`, whose annotations then must be kept. */
     readonly tracksAnnotations: boolean,
+    /** Whether linked predicates may settle subschemas (off only for the reference the fast path is tested against). */
+    private readonly usesPredicates = true,
   ) {}
 
   /**
@@ -131,7 +133,7 @@ export class Evaluation {
    * interpreter does).
    */
   maySettle(schema: CompiledSchema): boolean {
-    return !this.tracksAnnotations && this.depth + schema.height <= MAX_EVALUATION_DEPTH;
+    return this.usesPredicates && !this.tracksAnnotations && this.depth + schema.height <= MAX_EVALUATION_DEPTH;
   }
 
   /** Moves to a child location. */

@@ -16,6 +16,7 @@ import { EvaluationDepthError, ReferenceCycleError, type SchemaProblem, SchemaPr
 import { SchemaIndex, SchemaRegistry, type SchemaResource } from './schema-index.js';
 import { normalizeUri, splitFragment } from './uri.js';
 
+export { validateInstance } from './validate.js';
 export type { Draft } from './dialects.js';
 export type { SchemaFailure } from './evaluation.js';
 export type { SchemaProblem, SchemaProblemCode } from './problems.js';
@@ -92,41 +93,6 @@ export function prepareJsonSchema(schema: JsonValue, options: { readonly draft: 
     };
   } catch (error) {
     return { ok: false, problem: problemOf(error) };
-  }
-}
-
-/**
- * Validates `instance`, naming every failing keyword with its instance location. `format` is
- * asserted unless `assertFormats` is false (then it is an annotation, as 2019-09 and 2020-12 default to).
- */
-export function validateInstance(validator: JsonSchemaValidator, instance: JsonValue, options: { readonly assertFormats?: boolean } = NO_OPTIONS): InstanceValidation {
-  const assertsFormats = options.assertFormats ?? true;
-  // The predicate settles a valid instance; only a failing one (or one it cannot settle) is
-  // interpreted, so failures always come from the interpreter.
-  if (validator.fastPath !== undefined && holds(validator.fastPath, instance, assertsFormats)) return VALID;
-  const evaluation = new Evaluation(assertsFormats, validator.needsAnnotations);
-  try {
-    if (evaluateSchema(validator.root, instance, evaluation)) return VALID;
-    return { outcome: 'invalid', failures: distinct(evaluation.failures) };
-  } catch (error) {
-    // A reference cycle without progress would never end: the instance does not validate.
-    if (error instanceof ReferenceCycleError) return { outcome: 'invalid', failures: [{ pointer: error.pointer, keyword: error.keyword }] };
-    // The depth limit, or (should a host's stack be smaller than ours) the engine's own.
-    if (error instanceof EvaluationDepthError || error instanceof RangeError) return { outcome: 'too-deep' };
-    throw error;
-  }
-}
-
-const NO_OPTIONS: { readonly assertFormats?: boolean } = Object.freeze({});
-const VALID: InstanceValidation = Object.freeze({ outcome: 'valid' });
-
-// What the predicate cannot settle (data compared by `enum` nested past the limit, a host
-// stack smaller than ours) the interpreter does, and reports as a value.
-function holds(test: Predicate, instance: JsonValue, assertsFormats: boolean): boolean {
-  try {
-    return test(instance, assertsFormats);
-  } catch {
-    return false;
   }
 }
 
@@ -226,30 +192,4 @@ function problemOf(error: unknown): SchemaProblem {
   if (error instanceof SchemaProblemError) return error.problem;
   if (error instanceof RangeError) return { code: 'TOO_DEEP', message: 'the schema recurses without end' };
   return { code: 'NOT_A_SCHEMA', message: 'the schema could not be prepared' };
-}
-
-// The same keyword failing at the same location twice (two references to one schema) is one
-// failure. A list is usually a few entries (one per failing keyword): those are compared pairwise,
-// which is cheaper than building keys; a long one (every item of a big array failing) by key.
-function distinct(failures: readonly SchemaFailure[]): SchemaFailure[] {
-  if (failures.length > 16) return distinctByKey(failures);
-  const result: SchemaFailure[] = [];
-  for (const failure of failures) {
-    if (!result.some((kept) => kept.keyword === failure.keyword && kept.pointer === failure.pointer)) result.push(failure);
-  }
-  return result;
-}
-
-// By location, then keyword: no key strings to build.
-function distinctByKey(failures: readonly SchemaFailure[]): SchemaFailure[] {
-  const keywordsAt = new Map<string, string[]>();
-  const result: SchemaFailure[] = [];
-  for (const failure of failures) {
-    const keywords = keywordsAt.get(failure.pointer);
-    if (keywords === undefined) keywordsAt.set(failure.pointer, [failure.keyword]);
-    else if (keywords.includes(failure.keyword)) continue;
-    else keywords.push(failure.keyword);
-    result.push(failure);
-  }
-  return result;
 }
