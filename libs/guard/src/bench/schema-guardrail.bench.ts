@@ -2,7 +2,7 @@
 // (schema-bench-cases.ts), next to what a user could pick instead, all measured in the same run
 // on the same arguments: a hand-written check, ajv (which generates code with `new Function`)
 // and @cfworker/json-schema (an interpreter, like ours). Each must reach the same verdict as the
-// guardrail on every argument set before anything is timed. The candidates run in interleaved
+// guardrail on every argument set before anything is timed. The candidates take turns in
 // rounds, so a change in the machine's load falls on all of them alike.
 import { type JsonValue } from '@gatehouse/contracts';
 import { Validator as CfworkerValidator } from '@cfworker/json-schema';
@@ -13,8 +13,11 @@ import { createSchemaGuardrail } from '../guardrails/schema-guardrail.js';
 import type { GuardrailInput } from '../guardrails/types.js';
 import { ARGUMENT_SETS, type SchemaBenchCase, schemaBenchCases } from './schema-bench-cases.js';
 
-const WARM_UP_ROUNDS = 2;
-const TIMED_ROUNDS = 20;
+const WARM_UP_ROUNDS = 1;
+const TIMED_ROUNDS = 6;
+// Each candidate runs whole passes for at least this long per round: blocks long enough that
+// the garbage a candidate leaves is mostly collected in its own time, not in the next one's.
+const ROUND_MS = 60;
 
 /** One way to validate the arguments. */
 interface Candidate {
@@ -22,17 +25,15 @@ interface Candidate {
   readonly verdict: (value: JsonValue) => boolean | Promise<boolean>;
   /** One pass over every argument set: how many are valid. */
   readonly pass: () => number | Promise<number>;
-  /** Passes per round: the fast ones run more, or they would time the timer. */
-  readonly passesPerRound: number;
 }
 
-function synchronous(argumentSets: readonly JsonValue[], verdict: (value: JsonValue) => boolean, passesPerRound: number): Candidate {
+function synchronous(argumentSets: readonly JsonValue[], verdict: (value: JsonValue) => boolean): Candidate {
   const pass = (): number => {
     let valid = 0;
     for (const value of argumentSets) if (verdict(value)) valid++;
     return valid;
   };
-  return { verdict, pass, passesPerRound };
+  return { verdict, pass };
 }
 
 type CandidateName = 'guardrail' | 'validator' | 'handWritten' | 'ajvAllErrors' | 'ajvFirstError' | 'cfworker';
@@ -80,13 +81,12 @@ function candidatesFor(benchCase: SchemaBenchCase): Record<CandidateName, Candid
         for (const input of inputs) if ((await guardrail.check(input)).action === 'allow') valid++;
         return valid;
       },
-      passesPerRound: 1,
     },
-    validator: synchronous(sets, (value) => validateInstance(prepared.validator, value).outcome === 'valid', 1),
-    handWritten: synchronous(sets, (value) => benchCase.handWrittenErrors(value).length === 0, 20),
-    ajvAllErrors: synchronous(sets, (value) => ajvAllErrors(value), 2),
-    ajvFirstError: synchronous(sets, (value) => ajvFirstError(value), 2),
-    cfworker: synchronous(sets, (value) => cfworker.validate(value).valid, 1),
+    validator: synchronous(sets, (value) => validateInstance(prepared.validator, value).outcome === 'valid'),
+    handWritten: synchronous(sets, (value) => benchCase.handWrittenErrors(value).length === 0),
+    ajvAllErrors: synchronous(sets, (value) => ajvAllErrors(value)),
+    ajvFirstError: synchronous(sets, (value) => ajvFirstError(value)),
+    cfworker: synchronous(sets, (value) => cfworker.validate(value).valid),
   };
 }
 
@@ -107,22 +107,25 @@ async function checkAgreement(benchCase: SchemaBenchCase, candidates: Record<Can
   return denied;
 }
 
-// Rounds of one or more passes per candidate, in turn; the rate is from each candidate's total
-// time. Each pass must count `validCount` valid sets, which also keeps its work from being dropped.
+// Rounds in which each candidate, in turn, runs whole passes for ROUND_MS or more; the rate is
+// from each candidate's total passes and time. Each pass must count `validCount` valid sets,
+// which also keeps its work from being dropped.
 async function measure(validCount: number, candidates: Record<CandidateName, Candidate>): Promise<Record<CandidateName, number>> {
   const names = Object.keys(candidates) as CandidateName[];
-  const elapsed = new Map<CandidateName, number>(names.map((name) => [name, 0]));
+  const totals = new Map<CandidateName, { passes: number; ms: number }>(names.map((name) => [name, { passes: 0, ms: 0 }]));
   for (let round = 0; round < WARM_UP_ROUNDS + TIMED_ROUNDS; round++) {
     for (const name of names) {
-      const candidate = candidates[name];
       const start = performance.now();
-      for (let pass = 0; pass < candidate.passesPerRound; pass++) {
-        if ((await candidate.pass()) !== validCount) throw new Error(`schema bench: ${name} counted a different number of valid sets`);
-      }
-      if (round >= WARM_UP_ROUNDS) elapsed.set(name, elapsed.get(name)! + performance.now() - start);
+      let passes = 0;
+      do {
+        if ((await candidates[name].pass()) !== validCount) throw new Error(`schema bench: ${name} counted a different number of valid sets`);
+        passes++;
+      } while (performance.now() - start < ROUND_MS);
+      const total = totals.get(name)!;
+      if (round >= WARM_UP_ROUNDS) totals.set(name, { passes: total.passes + passes, ms: total.ms + performance.now() - start });
     }
   }
-  const rate = (name: CandidateName): number => (ARGUMENT_SETS * candidates[name].passesPerRound * TIMED_ROUNDS) / (elapsed.get(name)! / 1000);
+  const rate = (name: CandidateName): number => (ARGUMENT_SETS * totals.get(name)!.passes) / (totals.get(name)!.ms / 1000);
   return Object.fromEntries(names.map((name) => [name, rate(name)])) as Record<CandidateName, number>;
 }
 
