@@ -13,8 +13,8 @@ import { createSchemaGuardrail } from '../guardrails/schema-guardrail.js';
 import type { GuardrailInput } from '../guardrails/types.js';
 import { ARGUMENT_SETS, type SchemaBenchCase, schemaBenchCases } from './schema-bench-cases.js';
 
-const WARM_UP_ROUNDS = 1;
-const TIMED_ROUNDS = 6;
+const WARM_UP_ROUNDS = 2;
+const TIMED_ROUNDS = 7;
 // Each candidate runs whole passes for at least this long per round: blocks long enough that
 // the garbage a candidate leaves is mostly collected in its own time, not in the next one's.
 const ROUND_MS = 60;
@@ -107,12 +107,13 @@ async function checkAgreement(benchCase: SchemaBenchCase, candidates: Record<Can
   return denied;
 }
 
-// Rounds in which each candidate, in turn, runs whole passes for ROUND_MS or more; the rate is
-// from each candidate's total passes and time. Each pass must count `validCount` valid sets,
+// Rounds in which each candidate, in turn, runs whole passes for ROUND_MS or more. A
+// candidate's rate is the median of its rounds' rates: a burst of load from elsewhere on the
+// machine spoils a round or two, not the figure. Each pass must count `validCount` valid sets,
 // which also keeps its work from being dropped.
 async function measure(validCount: number, candidates: Record<CandidateName, Candidate>): Promise<Record<CandidateName, number>> {
   const names = Object.keys(candidates) as CandidateName[];
-  const totals = new Map<CandidateName, { passes: number; ms: number }>(names.map((name) => [name, { passes: 0, ms: 0 }]));
+  const rates = new Map<CandidateName, number[]>(names.map((name) => [name, []]));
   for (let round = 0; round < WARM_UP_ROUNDS + TIMED_ROUNDS; round++) {
     for (const name of names) {
       const start = performance.now();
@@ -121,12 +122,15 @@ async function measure(validCount: number, candidates: Record<CandidateName, Can
         if ((await candidates[name].pass()) !== validCount) throw new Error(`schema bench: ${name} counted a different number of valid sets`);
         passes++;
       } while (performance.now() - start < ROUND_MS);
-      const total = totals.get(name)!;
-      if (round >= WARM_UP_ROUNDS) totals.set(name, { passes: total.passes + passes, ms: total.ms + performance.now() - start });
+      if (round >= WARM_UP_ROUNDS) rates.get(name)!.push((ARGUMENT_SETS * passes) / ((performance.now() - start) / 1000));
     }
   }
-  const rate = (name: CandidateName): number => (ARGUMENT_SETS * totals.get(name)!.passes) / (totals.get(name)!.ms / 1000);
-  return Object.fromEntries(names.map((name) => [name, rate(name)])) as Record<CandidateName, number>;
+  return Object.fromEntries(names.map((name) => [name, median(rates.get(name)!)])) as Record<CandidateName, number>;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 function record(benchCase: SchemaBenchCase, rates: Record<CandidateName, number>): void {
