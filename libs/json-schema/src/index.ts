@@ -1,6 +1,7 @@
 // gatehouse's JSON Schema validator (drafts 4, 7, 2019-09 and 2020-12), an interpreter written
-// from the specifications: a schema is indexed and compiled once into keyword nodes, then each
-// instance is evaluated against them. Nothing is fetched: `$ref` reaches the schema itself, the
+// from the specifications: a schema is indexed and compiled once into keyword nodes, whose
+// predicates are linked into a fast path for valid instances (fast-path.ts); an invalid one is
+// interpreted for its failures (validate.ts). Nothing is fetched: `$ref` reaches the schema itself, the
 // `remotes` given in memory and the bundled meta-schemas. Nothing is generated: no `eval`, no
 // `new Function`. Expected outcomes (an unusable schema, an invalid or too deeply nested
 // instance) are values, not exceptions.
