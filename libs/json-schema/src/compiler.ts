@@ -93,13 +93,15 @@ export class SchemaCompiler {
 
   private drain(): void {
     for (let next = this.pending.pop(); next !== undefined; next = this.pending.pop()) {
-      next.schema.keywords = this.compileKeywords(next.node, next.resource);
+      const children: CompiledSchema[] = [];
+      next.schema.keywords = this.compileKeywords(next.node, next.resource, children);
+      next.schema.children = children;
     }
   }
 
-  private compileKeywords(node: JsonObject, resource: SchemaResource): KeywordNode[] {
+  private compileKeywords(node: JsonObject, resource: SchemaResource, children: CompiledSchema[]): KeywordNode[] {
     const dialect = resource.dialect;
-    const context = this.contextFor(node, resource);
+    const context = this.contextFor(node, resource, children);
     // Drafts 4–7: `$ref` stands for the whole schema object.
     const ref = node['$ref'];
     if (refReplacesSiblings(dialect.draft) && typeof ref === 'string') {
@@ -117,13 +119,22 @@ export class SchemaCompiler {
     return first.concat(last);
   }
 
-  private contextFor(node: JsonObject, resource: SchemaResource): KeywordContext {
+  // `children` collects every schema the keywords apply or reference, for linking the fast path.
+  private contextFor(node: JsonObject, resource: SchemaResource, children: CompiledSchema[]): KeywordContext {
     const dialect = resource.dialect;
     return {
       draft: dialect.draft,
       sibling: (keyword) => (dialect.keywords.has(keyword) && Object.hasOwn(node, keyword) ? node[keyword] : undefined),
-      subschema: (value) => this.schemaFor(value, resource),
-      reference: (reference) => this.reference(reference, resource),
+      subschema: (value) => {
+        const schema = this.schemaFor(value, resource);
+        children.push(schema);
+        return schema;
+      },
+      reference: (reference) => {
+        const target = this.reference(reference, resource);
+        children.push(target.schema);
+        return target;
+      },
       needsAnnotations: () => {
         this.readsAnnotations = true;
       },

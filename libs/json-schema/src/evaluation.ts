@@ -5,7 +5,7 @@
 // `unevaluatedProperties`/`unevaluatedItems` read. No code is generated: keyword nodes are
 // closures built once per schema.
 import { type JsonValue } from '@gatehouse/contracts';
-import { type PathSegment, pointerOf } from './json-pointer.js';
+import { type PathSegment, pointerStep } from './json-pointer.js';
 import { EvaluationDepthError, ReferenceCycleError } from './problems.js';
 
 /** One failing keyword: where in the instance (an RFC 6901 pointer) and which keyword. */
@@ -14,11 +14,22 @@ export interface SchemaFailure {
   readonly keyword: string;
 }
 
+/**
+ * The verdict alone, for the fast path: no failures, no locations, no annotations. For a pure
+ * assertion it is the very function that `evaluate` is (both ignore what they do not need).
+ */
+export type Predicate = (instance: JsonValue, assertsFormats: boolean) => boolean;
+
 /** A keyword of a compiled schema: its name (as failures report it) and its check. */
 export interface KeywordNode {
   readonly keyword: string;
   /** True when the instance passes; failures of subschemas are recorded on the evaluation. */
   readonly evaluate: (instance: JsonValue, evaluation: Evaluation) => boolean;
+  /**
+   * The same verdict as `evaluate`, as a predicate; undefined for the keywords that need the
+   * evaluation's state (the dynamic scope, annotations), which only the interpreter keeps.
+   */
+  readonly test: Predicate | undefined;
 }
 
 /** A schema resource as the runtime sees it: what a dynamic reference can land on in it. */
@@ -34,6 +45,15 @@ export interface CompiledResource {
 export class CompiledSchema {
   /** Filled in by the compiler after creation, so that references can point at it first. */
   keywords: readonly KeywordNode[] = [];
+  /** The schemas its keywords apply or reference, filled in with `keywords` (for linking, see fast-path.ts). */
+  children: readonly CompiledSchema[] = [];
+  /**
+   * The schema's predicate once linked (fast-path.ts): set only when neither it nor anything it
+   * reaches needs the interpreter's state; `null` when it was found to need it.
+   */
+  test: Predicate | null | undefined = undefined;
+  /** Once linked with a predicate: the most schema objects nested on any path from it, itself included. */
+  height = 0;
 
   constructor(
     /** For a boolean schema, its value; undefined for a schema object. */
@@ -44,7 +64,9 @@ export class CompiledSchema {
 }
 
 export const TRUE_SCHEMA = new CompiledSchema(true, undefined);
+TRUE_SCHEMA.test = () => true;
 export const FALSE_SCHEMA = new CompiledSchema(false, undefined);
+FALSE_SCHEMA.test = () => false;
 
 /**
  * The evaluated properties and items of one instance location, as the successful subschemas
@@ -73,6 +95,10 @@ export const MAX_EVALUATION_DEPTH = 1000;
 export class Evaluation {
   /** The instance location being evaluated, as segments; its pointer is built only on failure. */
   readonly path: PathSegment[] = [];
+  // `pointers[k]` is the pointer of the first k segments, for k < `pointersValid`: failures at
+  // one location, and at its children, share the strings already built.
+  private readonly pointers: string[] = [''];
+  private pointersValid = 1;
   readonly failures: SchemaFailure[] = [];
   /**
    * Whether failures are being recorded. Off under `not`, `if` and `contains`, whose
@@ -95,7 +121,39 @@ export class Evaluation {
     readonly assertsFormats: boolean,
     /** Whether the schema has `unevaluatedProperties`/`unevaluatedItems`, whose annotations then must be kept. */
     readonly tracksAnnotations: boolean,
+    /** Whether linked predicates may settle subschemas (off only for the reference the fast path is tested against). */
+    private readonly usesPredicates = true,
   ) {}
+
+  /**
+   * Whether a schema's predicate may settle it here: a subschema that passes records no
+   * failures, and one with a predicate reaches no dynamic reference and no cycle. Not while
+   * annotations are tracked (a passing subschema's annotations may be read above it), nor where
+   * interpreting it could reach the depth limit (the predicate would then say more than the
+   * interpreter does).
+   */
+  maySettle(schema: CompiledSchema): boolean {
+    return this.usesPredicates && !this.tracksAnnotations && this.depth + schema.height <= MAX_EVALUATION_DEPTH;
+  }
+
+  /** Moves to a child location. */
+  enterLocation(segment: PathSegment): void {
+    this.path.push(segment);
+  }
+
+  /** Moves back to the parent location. */
+  leaveLocation(): void {
+    this.path.pop();
+    if (this.pointersValid > this.path.length + 1) this.pointersValid = this.path.length + 1;
+  }
+
+  /** The RFC 6901 pointer of the current location. */
+  pointer(): string {
+    const path = this.path;
+    for (let k = this.pointersValid - 1; k < path.length; k++) this.pointers[k + 1] = (this.pointers[k] as string) + pointerStep(path[k] as PathSegment);
+    this.pointersValid = path.length + 1;
+    return this.pointers[path.length] as string;
+  }
 
   enter(): void {
     if (++this.depth > MAX_EVALUATION_DEPTH) throw new EvaluationDepthError(`evaluation nests deeper than ${MAX_EVALUATION_DEPTH} schemas`);
@@ -113,7 +171,7 @@ export class Evaluation {
   beginReference(target: CompiledSchema, keyword: string): void {
     const depth = this.path.length;
     for (let i = this.referenceTargets.length - 1; i >= 0 && this.referenceDepths[i] === depth; i--) {
-      if (this.referenceTargets[i] === target) throw new ReferenceCycleError(keyword, pointerOf(this.path));
+      if (this.referenceTargets[i] === target) throw new ReferenceCycleError(keyword, this.pointer());
     }
     this.referenceTargets.push(target);
     this.referenceDepths.push(depth);
@@ -125,10 +183,19 @@ export class Evaluation {
   }
 }
 
+/**
+ * The verdict of a schema's predicate (fast-path.ts), where the evaluation allows it (see
+ * `maySettle`); undefined where the schema must be interpreted.
+ */
+export function settledVerdict(schema: CompiledSchema, instance: JsonValue, evaluation: Evaluation): boolean | undefined {
+  const test = schema.test;
+  return test && evaluation.maySettle(schema) ? test(instance, evaluation.assertsFormats) : undefined;
+}
+
 /** Evaluates a schema at the current instance location; records failures when collecting. */
 export function evaluateSchema(schema: CompiledSchema, instance: JsonValue, evaluation: Evaluation): boolean {
   if (schema.constant !== undefined) {
-    if (!schema.constant && evaluation.collect) evaluation.failures.push({ pointer: pointerOf(evaluation.path), keyword: 'false' });
+    if (!schema.constant && evaluation.collect) evaluation.failures.push({ pointer: evaluation.pointer(), keyword: 'false' });
     return schema.constant;
   }
   evaluation.enter();
@@ -147,20 +214,28 @@ export function evaluateSchema(schema: CompiledSchema, instance: JsonValue, eval
     evaluation.failedAs = undefined;
     if (!evaluation.collect) break;
     // Before the failures of its subschemas: the list reads like the schema, outside in.
-    evaluation.failures.splice(mark, 0, { pointer: pointerOf(evaluation.path), keyword: name });
+    evaluation.failures.splice(mark, 0, { pointer: evaluation.pointer(), keyword: name });
   }
   if (entersResource) scope.pop();
   evaluation.leave();
   return valid;
 }
 
-/** Evaluates a subschema at a child location (a property or an item), with that location's own annotations. */
+/**
+ * Evaluates a subschema at a child location (a property or an item), with that location's own
+ * annotations. A child its predicate finds valid is settled by it: most children of an invalid
+ * instance are valid. One it finds invalid is interpreted for its failures (the predicate's
+ * work up to the failure is then done twice: the price of keeping the interpreter the one
+ * source of failures). The same location's own applicators (`$ref`, `allOf`, …) are
+ * interpreted without asking first, since they fail with it.
+ */
 export function evaluateAt(schema: CompiledSchema, value: JsonValue, segment: PathSegment, evaluation: Evaluation): boolean {
+  if (settledVerdict(schema, value, evaluation) === true) return true;
   const saved = evaluation.annotations;
   evaluation.annotations = undefined;
-  evaluation.path.push(segment);
+  evaluation.enterLocation(segment);
   const valid = evaluateSchema(schema, value, evaluation);
-  evaluation.path.pop();
+  evaluation.leaveLocation();
   evaluation.annotations = saved;
   return valid;
 }
@@ -179,6 +254,8 @@ export function evaluateInPlace(schema: CompiledSchema, instance: JsonValue, eva
 
 /** Evaluates a subschema at the same location for its result alone: no failures, no annotations. */
 export function passes(schema: CompiledSchema, instance: JsonValue, evaluation: Evaluation): boolean {
+  const settled = settledVerdict(schema, instance, evaluation);
+  if (settled !== undefined) return settled;
   const collect = evaluation.collect;
   const outer = evaluation.annotations;
   evaluation.collect = false;

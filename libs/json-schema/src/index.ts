@@ -1,13 +1,15 @@
 // gatehouse's JSON Schema validator (drafts 4, 7, 2019-09 and 2020-12), an interpreter written
-// from the specifications: a schema is indexed and compiled once into keyword nodes, then each
-// instance is evaluated against them. Nothing is fetched: `$ref` reaches the schema itself, the
+// from the specifications: a schema is indexed and compiled once into keyword nodes, whose
+// predicates are linked into a fast path for valid instances (fast-path.ts); an invalid one is
+// interpreted for its failures (validate.ts). Nothing is fetched: `$ref` reaches the schema itself, the
 // `remotes` given in memory and the bundled meta-schemas. Nothing is generated: no `eval`, no
 // `new Function`. Expected outcomes (an unusable schema, an invalid or too deeply nested
 // instance) are values, not exceptions.
 import { type JsonValue, isJsonObject } from '@gatehouse/contracts';
 import { SchemaCompiler } from './compiler.js';
 import { type Dialect, type Draft, STANDARD_DIALECTS, dialectOfVocabularies, draftOfMetaSchema } from './dialects.js';
-import { type CompiledSchema, Evaluation, type SchemaFailure, evaluateSchema } from './evaluation.js';
+import { type CompiledSchema, Evaluation, type Predicate, type SchemaFailure, evaluateSchema } from './evaluation.js';
+import { linkFastPath } from './fast-path.js';
 import { plainCopy } from './json-value.js';
 import { KEYWORDS } from './keywords.js';
 import { META_SCHEMAS } from './meta-schemas/index.js';
@@ -15,6 +17,7 @@ import { EvaluationDepthError, ReferenceCycleError, type SchemaProblem, SchemaPr
 import { SchemaIndex, SchemaRegistry, type SchemaResource } from './schema-index.js';
 import { normalizeUri, splitFragment } from './uri.js';
 
+export { validateInstance } from './validate.js';
 export type { Draft } from './dialects.js';
 export type { SchemaFailure } from './evaluation.js';
 export type { SchemaProblem, SchemaProblemCode } from './problems.js';
@@ -42,6 +45,8 @@ export interface JsonSchemaValidator {
   /** The dialect the schema was read in: one of the drafts, or `custom` (a meta-schema from `remotes`). */
   readonly dialect: Draft | 'custom';
   readonly needsAnnotations: boolean;
+  /** The verdict alone, without interpreting (fast-path.ts); undefined when the schema needs the interpreter throughout. */
+  readonly fastPath: Predicate | undefined;
 }
 
 export type SchemaPreparation = { readonly ok: true; readonly validator: JsonSchemaValidator } | { readonly ok: false; readonly problem: SchemaProblem };
@@ -83,27 +88,12 @@ export function prepareJsonSchema(schema: JsonValue, options: { readonly draft: 
     const compiler = new SchemaCompiler(new SchemaRegistry([index, remoteIndex, metaSchemaIndex()]), metaSchemaCompiler());
     checkAgainstMetaSchema(copy, dialect, compiler, remoteIndex);
     const compiled = compiler.compile(copy, root);
-    return { ok: true, validator: { root: compiled, dialect: custom ? 'custom' : dialect.draft, needsAnnotations: compiler.needsAnnotations } };
+    return {
+      ok: true,
+      validator: { root: compiled, dialect: custom ? 'custom' : dialect.draft, needsAnnotations: compiler.needsAnnotations, fastPath: linkFastPath(compiled) },
+    };
   } catch (error) {
     return { ok: false, problem: problemOf(error) };
-  }
-}
-
-/**
- * Validates `instance`, naming every failing keyword with its instance location. `format` is
- * asserted unless `assertFormats` is false (then it is an annotation, as 2019-09 and 2020-12 default to).
- */
-export function validateInstance(validator: JsonSchemaValidator, instance: JsonValue, options: { readonly assertFormats?: boolean } = {}): InstanceValidation {
-  const evaluation = new Evaluation(options.assertFormats ?? true, validator.needsAnnotations);
-  try {
-    if (evaluateSchema(validator.root, instance, evaluation)) return { outcome: 'valid' };
-    return { outcome: 'invalid', failures: distinct(evaluation.failures) };
-  } catch (error) {
-    // A reference cycle without progress would never end: the instance does not validate.
-    if (error instanceof ReferenceCycleError) return { outcome: 'invalid', failures: [{ pointer: error.pointer, keyword: error.keyword }] };
-    // The depth limit, or (should a host's stack be smaller than ours) the engine's own.
-    if (error instanceof EvaluationDepthError || error instanceof RangeError) return { outcome: 'too-deep' };
-    throw error;
   }
 }
 
@@ -203,17 +193,4 @@ function problemOf(error: unknown): SchemaProblem {
   if (error instanceof SchemaProblemError) return error.problem;
   if (error instanceof RangeError) return { code: 'TOO_DEEP', message: 'the schema recurses without end' };
   return { code: 'NOT_A_SCHEMA', message: 'the schema could not be prepared' };
-}
-
-// The same keyword failing at the same location twice (two references to one schema) is one failure.
-function distinct(failures: readonly SchemaFailure[]): SchemaFailure[] {
-  const seen = new Set<string>();
-  const result: SchemaFailure[] = [];
-  for (const failure of failures) {
-    const key = `${failure.keyword}\u0000${failure.pointer}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    result.push(failure);
-  }
-  return result;
 }

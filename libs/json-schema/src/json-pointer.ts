@@ -3,11 +3,9 @@
 /** One step of an instance location: a property name or an array index. */
 export type PathSegment = string | number;
 
-/** The RFC 6901 pointer of a path (`""` for the root; `~` and `/` escaped). */
-export function pointerOf(path: readonly PathSegment[]): string {
-  let pointer = '';
-  for (const segment of path) pointer += `/${escapeToken(String(segment))}`;
-  return pointer;
+/** One segment of a pointer, with its `/`. */
+export function pointerStep(segment: PathSegment): string {
+  return typeof segment === 'number' ? `/${segment}` : `/${escapeToken(segment)}`;
 }
 
 function escapeToken(token: string): string {

@@ -9,6 +9,7 @@ import {
   type CompiledSchema,
   type Evaluation,
   type KeywordNode,
+  type Predicate,
   annotationsOf,
   evaluateAt,
   evaluateInPlace,
@@ -19,6 +20,7 @@ import {
   markPropertyEvaluated,
   mergeAnnotations,
   passes,
+  settledVerdict,
 } from './evaluation.js';
 import { formatCheck } from './formats.js';
 import { MAX_VALUE_DEPTH, canonicalKey, codePointLength } from './json-value.js';
@@ -44,8 +46,19 @@ function invalid(keyword: string): SchemaProblemError {
   return new SchemaProblemError('INVALID_KEYWORD', `the schema has an invalid ${keyword}`);
 }
 
-function node(keyword: string, evaluate: KeywordNode['evaluate']): KeywordNode {
-  return { keyword, evaluate };
+function node(keyword: string, evaluate: KeywordNode['evaluate'], test: Predicate | undefined): KeywordNode {
+  return { keyword, evaluate, test };
+}
+
+// A keyword that looks at the instance alone: one function is both its check and its predicate.
+function assertion(keyword: string, check: (instance: JsonValue) => boolean): KeywordNode {
+  return { keyword, evaluate: check, test: check };
+}
+
+// A linked subschema's predicate. Applicator predicates run only once linking has given every
+// schema they reach one (fast-path.ts), so it is there by the time they ask.
+function testOf(schema: CompiledSchema): Predicate {
+  return schema.test as Predicate;
 }
 
 function nonNegativeInteger(value: JsonValue, keyword: string): number {
@@ -106,6 +119,17 @@ function typeBitOf(value: JsonValue): number {
   }
 }
 
+// One type, the common case, checked without the bit mask: each is its own small function.
+const SINGLE_TYPE_CHECKS: Readonly<Record<string, (instance: JsonValue) => boolean>> = {
+  null: (instance) => instance === null,
+  boolean: (instance) => typeof instance === 'boolean',
+  object: (instance) => isJsonObject(instance),
+  array: (instance) => Array.isArray(instance),
+  number: (instance) => typeof instance === 'number' && Number.isFinite(instance),
+  string: (instance) => typeof instance === 'string',
+  integer: (instance) => Number.isInteger(instance),
+};
+
 const compileType: KeywordCompiler = (value) => {
   const names = typeof value === 'string' ? [value] : Array.isArray(value) ? value : undefined;
   if (names === undefined) throw invalid('type');
@@ -115,8 +139,10 @@ const compileType: KeywordCompiler = (value) => {
     if (bit === undefined) throw invalid('type');
     mask |= bit;
   }
+  const single = typeof value === 'string' ? SINGLE_TYPE_CHECKS[value] : undefined;
+  if (single !== undefined) return assertion('type', single);
   // "integer" is any number with a zero fractional part, however it was written (1.0 included).
-  return node('type', (instance) => {
+  return assertion('type', (instance) => {
     const bit = typeBitOf(instance);
     return (mask & bit) !== 0 || (bit === NUMBER_BIT && (mask & INTEGER_BIT) !== 0 && Number.isInteger(instance));
   });
@@ -131,11 +157,11 @@ const compileEnum: KeywordCompiler = (value) => {
   // Primitives by Set (1 and 1.0 are one number in JavaScript already); objects and arrays by JSON equality.
   const primitives = new Set<JsonValue>(value.filter(isPrimitive));
   const structured = value.filter((item) => !isPrimitive(item));
-  return node('enum', (instance) => (isPrimitive(instance) ? primitives.has(instance) : structured.some((item) => jsonEqual(item, instance, MAX_VALUE_DEPTH))));
+  return assertion('enum', (instance) => (isPrimitive(instance) ? primitives.has(instance) : structured.some((item) => jsonEqual(item, instance, MAX_VALUE_DEPTH))));
 };
 
 const compileConst: KeywordCompiler = (value) =>
-  isPrimitive(value) ? node('const', (instance) => instance === value) : node('const', (instance) => jsonEqual(value, instance, MAX_VALUE_DEPTH));
+  isPrimitive(value) ? assertion('const', (instance) => instance === value) : assertion('const', (instance) => jsonEqual(value, instance, MAX_VALUE_DEPTH));
 
 // ——— numbers ———
 
@@ -152,8 +178,31 @@ function decimalOf(value: number): Decimal {
   return { digits: BigInt(whole + fraction), exponent: Number(exponent) - fraction.length };
 }
 
+// The same decimal with its digits as a safe integer, when they fit: most numbers a tool is
+// given (1.25, 0.5, 3600) are short decimals, which need no BigInt arithmetic.
+function smallDecimalOf(value: number): { readonly digits: number; readonly exponent: number } | undefined {
+  const text = String(Math.abs(value));
+  if (text.includes('e')) return undefined;
+  const point = text.indexOf('.');
+  const digits = point < 0 ? Number(text) : Number(text.slice(0, point) + text.slice(point + 1));
+  return Number.isSafeInteger(digits) ? { digits, exponent: point < 0 ? 0 : point + 1 - text.length } : undefined;
+}
+
+// Both decimals brought to one exponent, when the digits stay safe integers; undefined otherwise.
+function isSmallMultipleOf(value: number, exactDivisor: Decimal): boolean | undefined {
+  const exact = smallDecimalOf(value);
+  const divisorDigits = Number(exactDivisor.digits);
+  if (exact === undefined || !Number.isSafeInteger(divisorDigits)) return undefined;
+  const shift = exact.exponent - exactDivisor.exponent;
+  const scaled = shift >= 0 ? exact.digits * 10 ** shift : divisorDigits * 10 ** -shift;
+  if (!Number.isSafeInteger(scaled)) return undefined;
+  return shift >= 0 ? scaled % divisorDigits === 0 : exact.digits % scaled === 0;
+}
+
 function isMultipleOf(value: number, divisor: number, exactDivisor: Decimal): boolean {
   if (Number.isSafeInteger(value) && Number.isSafeInteger(divisor)) return value % divisor === 0;
+  const small = isSmallMultipleOf(value, exactDivisor);
+  if (small !== undefined) return small;
   const exact = decimalOf(value);
   if (exact.digits === 0n) return true;
   const shift = exact.exponent - exactDivisor.exponent;
@@ -166,7 +215,7 @@ const compileMultipleOf: KeywordCompiler = (value) => {
   const divisor = finiteNumber(value, 'multipleOf');
   if (divisor <= 0) throw invalid('multipleOf');
   const exactDivisor = decimalOf(divisor);
-  return node('multipleOf', (instance) => typeof instance !== 'number' || isMultipleOf(instance, divisor, exactDivisor));
+  return assertion('multipleOf', (instance) => typeof instance !== 'number' || isMultipleOf(instance, divisor, exactDivisor));
 };
 
 // Draft 4 spells exclusive bounds as a boolean beside `maximum`/`minimum`; later drafts as numbers.
@@ -177,12 +226,12 @@ function compileBound(keyword: 'maximum' | 'minimum'): KeywordCompiler {
     const exclusive = context.draft === '4' && context.sibling(exclusiveKeyword) === true;
     if (keyword === 'maximum') {
       return exclusive
-        ? node(exclusiveKeyword, (instance) => typeof instance !== 'number' || instance < limit)
-        : node(keyword, (instance) => typeof instance !== 'number' || instance <= limit);
+        ? assertion(exclusiveKeyword, (instance) => typeof instance !== 'number' || instance < limit)
+        : assertion(keyword, (instance) => typeof instance !== 'number' || instance <= limit);
     }
     return exclusive
-      ? node(exclusiveKeyword, (instance) => typeof instance !== 'number' || instance > limit)
-      : node(keyword, (instance) => typeof instance !== 'number' || instance >= limit);
+      ? assertion(exclusiveKeyword, (instance) => typeof instance !== 'number' || instance > limit)
+      : assertion(keyword, (instance) => typeof instance !== 'number' || instance >= limit);
   };
 }
 
@@ -195,8 +244,8 @@ function compileExclusiveBound(keyword: 'exclusiveMaximum' | 'exclusiveMinimum')
     }
     const limit = finiteNumber(value, keyword);
     return keyword === 'exclusiveMaximum'
-      ? node(keyword, (instance) => typeof instance !== 'number' || instance < limit)
-      : node(keyword, (instance) => typeof instance !== 'number' || instance > limit);
+      ? assertion(keyword, (instance) => typeof instance !== 'number' || instance < limit)
+      : assertion(keyword, (instance) => typeof instance !== 'number' || instance > limit);
   };
 }
 
@@ -205,25 +254,29 @@ function compileExclusiveBound(keyword: 'exclusiveMaximum' | 'exclusiveMinimum')
 const compileMaxLength: KeywordCompiler = (value) => {
   const max = nonNegativeInteger(value, 'maxLength');
   // A string has at most as many code points as UTF-16 units: count only when it could matter.
-  return node('maxLength', (instance) => typeof instance !== 'string' || instance.length <= max || codePointLength(instance) <= max);
+  return assertion('maxLength', (instance) => typeof instance !== 'string' || instance.length <= max || codePointLength(instance) <= max);
 };
 
 const compileMinLength: KeywordCompiler = (value) => {
   const min = nonNegativeInteger(value, 'minLength');
   // …and at least half as many.
-  return node('minLength', (instance) => typeof instance !== 'string' || (instance.length >= min && (instance.length >= 2 * min || codePointLength(instance) >= min)));
+  return assertion('minLength', (instance) => typeof instance !== 'string' || (instance.length >= min && (instance.length >= 2 * min || codePointLength(instance) >= min)));
 };
 
 const compilePattern: KeywordCompiler = (value) => {
   const pattern = regex(value, 'pattern');
-  return node('pattern', (instance) => typeof instance !== 'string' || pattern.test(instance));
+  return assertion('pattern', (instance) => typeof instance !== 'string' || pattern.test(instance));
 };
 
 const compileFormat: KeywordCompiler = (value) => {
   if (typeof value !== 'string') throw invalid('format');
   const check = formatCheck(value);
   if (check === undefined) return undefined;
-  return node('format', (instance, evaluation) => typeof instance !== 'string' || !evaluation.assertsFormats || check(instance));
+  return node(
+    'format',
+    (instance, evaluation) => typeof instance !== 'string' || !evaluation.assertsFormats || check(instance),
+    (instance, assertsFormats) => typeof instance !== 'string' || !assertsFormats || check(instance),
+  );
 };
 
 // ——— arrays ———
@@ -258,28 +311,52 @@ function markAllItems(evaluation: Evaluation): void {
   if (evaluation.tracksAnnotations) annotationsOf(evaluation).allItems = true;
 }
 
+function testItems(schema: CompiledSchema, items: readonly JsonValue[], from: number, assertsFormats: boolean): boolean {
+  const test = testOf(schema);
+  for (let i = from; i < items.length; i++) if (!test(items[i] as JsonValue, assertsFormats)) return false;
+  return true;
+}
+
+function testTuple(schemas: readonly CompiledSchema[], items: readonly JsonValue[], assertsFormats: boolean): boolean {
+  const count = Math.min(schemas.length, items.length);
+  for (let i = 0; i < count; i++) if (!testOf(schemas[i] as CompiledSchema)(items[i] as JsonValue, assertsFormats)) return false;
+  return true;
+}
+
 // `items`: before 2020-12 a schema for every item or an array of schemas for a tuple; in
 // 2020-12 a schema for the items after `prefixItems`.
 const compileItems: KeywordCompiler = (value, context) => {
   if (Array.isArray(value)) {
     if (context.draft === '2020-12') throw invalid('items');
     const tuple = schemaArray(value, 'items', context);
-    return node('items', (instance, evaluation) => !Array.isArray(instance) || evaluateTuple(tuple, instance, evaluation));
+    return node(
+      'items',
+      (instance, evaluation) => !Array.isArray(instance) || evaluateTuple(tuple, instance, evaluation),
+      (instance, assertsFormats) => !Array.isArray(instance) || testTuple(tuple, instance, assertsFormats),
+    );
   }
   const schema = context.subschema(value, 'items');
   const prefix = context.draft === '2020-12' ? context.sibling('prefixItems') : undefined;
   const from = Array.isArray(prefix) ? prefix.length : 0;
-  return node('items', (instance, evaluation) => {
-    if (!Array.isArray(instance)) return true;
-    const valid = evaluateItems(schema, instance, from, instance.length, evaluation);
-    markAllItems(evaluation);
-    return valid;
-  });
+  return node(
+    'items',
+    (instance, evaluation) => {
+      if (!Array.isArray(instance)) return true;
+      const valid = evaluateItems(schema, instance, from, instance.length, evaluation);
+      markAllItems(evaluation);
+      return valid;
+    },
+    (instance, assertsFormats) => !Array.isArray(instance) || testItems(schema, instance, from, assertsFormats),
+  );
 };
 
 const compilePrefixItems: KeywordCompiler = (value, context) => {
   const tuple = schemaArray(value, 'prefixItems', context);
-  return node('prefixItems', (instance, evaluation) => !Array.isArray(instance) || evaluateTuple(tuple, instance, evaluation));
+  return node(
+    'prefixItems',
+    (instance, evaluation) => !Array.isArray(instance) || evaluateTuple(tuple, instance, evaluation),
+    (instance, assertsFormats) => !Array.isArray(instance) || testTuple(tuple, instance, assertsFormats),
+  );
 };
 
 // Only with an array-form `items`: a schema for the items past the tuple.
@@ -288,25 +365,36 @@ const compileAdditionalItems: KeywordCompiler = (value, context) => {
   const items = context.sibling('items');
   if (!Array.isArray(items)) return undefined;
   const from = items.length;
-  return node('additionalItems', (instance, evaluation) => {
-    if (!Array.isArray(instance)) return true;
-    const valid = evaluateItems(schema, instance, from, instance.length, evaluation);
-    markAllItems(evaluation);
-    return valid;
-  });
+  return node(
+    'additionalItems',
+    (instance, evaluation) => {
+      if (!Array.isArray(instance)) return true;
+      const valid = evaluateItems(schema, instance, from, instance.length, evaluation);
+      markAllItems(evaluation);
+      return valid;
+    },
+    (instance, assertsFormats) => !Array.isArray(instance) || testItems(schema, instance, from, assertsFormats),
+  );
 };
 
 const compileMaxItems: KeywordCompiler = (value) => {
   const max = nonNegativeInteger(value, 'maxItems');
-  return node('maxItems', (instance) => !Array.isArray(instance) || instance.length <= max);
+  return assertion('maxItems', (instance) => !Array.isArray(instance) || instance.length <= max);
 };
 
 const compileMinItems: KeywordCompiler = (value) => {
   const min = nonNegativeInteger(value, 'minItems');
-  return node('minItems', (instance) => !Array.isArray(instance) || instance.length >= min);
+  return assertion('minItems', (instance) => !Array.isArray(instance) || instance.length >= min);
 };
 
+// Few primitives (a tool's labels, tags) are compared pairwise: no Set to build for them.
+const PAIRWISE_UNIQUE_ITEMS = 8;
+
 function hasDuplicates(items: readonly JsonValue[]): boolean {
+  if (items.length <= PAIRWISE_UNIQUE_ITEMS && items.every(isPrimitive)) {
+    for (let i = 1; i < items.length; i++) for (let j = 0; j < i; j++) if (items[i] === items[j]) return true;
+    return false;
+  }
   const primitives = new Set<JsonValue>();
   const structured = new Set<string>();
   for (const item of items) {
@@ -325,7 +413,7 @@ function hasDuplicates(items: readonly JsonValue[]): boolean {
 const compileUniqueItems: KeywordCompiler = (value) => {
   if (typeof value !== 'boolean') throw invalid('uniqueItems');
   if (!value) return undefined;
-  return node('uniqueItems', (instance) => !Array.isArray(instance) || instance.length < 2 || !hasDuplicates(instance));
+  return assertion('uniqueItems', (instance) => !Array.isArray(instance) || instance.length < 2 || !hasDuplicates(instance));
 };
 
 // `contains`, with 2019-09's `minContains`/`maxContains` (which mean nothing without it).
@@ -338,14 +426,14 @@ const compileContains: KeywordCompiler = (value, context) => {
   const max = maxValue === undefined ? Infinity : nonNegativeInteger(maxValue, 'maxContains');
   // 2020-12: the items `contains` matched count as evaluated for `unevaluatedItems`.
   const annotates = context.draft === '2020-12';
-  return node('contains', (instance, evaluation) => {
+  const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
     if (!Array.isArray(instance)) return true;
     const annotating = annotates && evaluation.tracksAnnotations;
     let matches = 0;
     for (let i = 0; i < instance.length; i++) {
-      evaluation.path.push(i);
+      evaluation.enterLocation(i);
       const matched = passes(schema, instance[i] as JsonValue, evaluation);
-      evaluation.path.pop();
+      evaluation.leaveLocation();
       if (!matched) continue;
       matches++;
       if (annotating) (annotationsOf(evaluation).containedItems ??= new Set()).add(i);
@@ -360,25 +448,41 @@ const compileContains: KeywordCompiler = (value, context) => {
       return false;
     }
     return true;
-  });
+  };
+  const test: Predicate = (instance, assertsFormats) => {
+    if (!Array.isArray(instance)) return true;
+    const matches = testOf(schema);
+    let count = 0;
+    for (let i = 0; i < instance.length; i++) {
+      if (!matches(instance[i] as JsonValue, assertsFormats)) continue;
+      count++;
+      if (count >= min && max === Infinity) return true;
+    }
+    return count >= min && count <= max;
+  };
+  return node('contains', evaluate, test);
 };
 
 const compileUnevaluatedItems: KeywordCompiler = (value, context) => {
   const schema = context.subschema(value, 'unevaluatedItems');
   context.needsAnnotations();
-  return node('unevaluatedItems', (instance, evaluation) => {
-    if (!Array.isArray(instance)) return true;
-    const annotations = evaluation.annotations;
-    let valid = true;
-    for (let i = 0; i < instance.length; i++) {
-      if (isItemEvaluated(annotations, i)) continue;
-      if (evaluateAt(schema, instance[i] as JsonValue, i, evaluation)) continue;
-      valid = false;
-      if (!evaluation.collect) break;
-    }
-    markAllItems(evaluation);
-    return valid;
-  });
+  return node(
+    'unevaluatedItems',
+    (instance, evaluation) => {
+      if (!Array.isArray(instance)) return true;
+      const annotations = evaluation.annotations;
+      let valid = true;
+      for (let i = 0; i < instance.length; i++) {
+        if (isItemEvaluated(annotations, i)) continue;
+        if (evaluateAt(schema, instance[i] as JsonValue, i, evaluation)) continue;
+        valid = false;
+        if (!evaluation.collect) break;
+      }
+      markAllItems(evaluation);
+      return valid;
+    },
+    undefined,
+  );
 };
 
 // ——— objects ———
@@ -394,7 +498,7 @@ const compileProperties: KeywordCompiler = (value, context) => {
   const entries = schemaMap(value, 'properties', context);
   const names = entries.map(([name]) => name);
   const schemas = entries.map(([, schema]) => schema);
-  return node('properties', (instance, evaluation) => {
+  const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
     if (!isJsonObject(instance)) return true;
     let valid = true;
     for (let i = 0; i < names.length; i++) {
@@ -405,7 +509,16 @@ const compileProperties: KeywordCompiler = (value, context) => {
       if (!evaluation.collect) break;
     }
     return valid;
-  });
+  };
+  const test: Predicate = (instance, assertsFormats) => {
+    if (!isJsonObject(instance)) return true;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
+      if (Object.hasOwn(instance, name) && !testOf(schemas[i] as CompiledSchema)(instance[name] as JsonValue, assertsFormats)) return false;
+    }
+    return true;
+  };
+  return node('properties', evaluate, test);
 };
 
 function compilePatternEntries(value: JsonValue): [RegExp, JsonValue][] {
@@ -415,7 +528,7 @@ function compilePatternEntries(value: JsonValue): [RegExp, JsonValue][] {
 
 const compilePatternProperties: KeywordCompiler = (value, context) => {
   const entries = compilePatternEntries(value).map(([pattern, schema]) => [pattern, context.subschema(schema, 'patternProperties')] as const);
-  return node('patternProperties', (instance, evaluation) => {
+  const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
     if (!isJsonObject(instance)) return true;
     let valid = true;
     for (const name of Object.keys(instance)) {
@@ -426,7 +539,17 @@ const compilePatternProperties: KeywordCompiler = (value, context) => {
       }
     }
     return valid;
-  });
+  };
+  const test: Predicate = (instance, assertsFormats) => {
+    if (!isJsonObject(instance)) return true;
+    for (const name of Object.keys(instance)) {
+      for (const [pattern, schema] of entries) {
+        if (pattern.test(name) && !testOf(schema)(instance[name] as JsonValue, assertsFormats)) return false;
+      }
+    }
+    return true;
+  };
+  return node('patternProperties', evaluate, test);
 };
 
 function matchesAny(patterns: readonly RegExp[], name: string): boolean {
@@ -441,7 +564,7 @@ const compileAdditionalProperties: KeywordCompiler = (value, context) => {
   const patternProperties = context.sibling('patternProperties');
   const named = new Set(isJsonObject(properties) ? Object.keys(properties) : []);
   const patterns = patternProperties === undefined ? [] : compilePatternEntries(patternProperties).map(([pattern]) => pattern);
-  return node('additionalProperties', (instance, evaluation) => {
+  const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
     if (!isJsonObject(instance)) return true;
     let valid = true;
     for (const name of Object.keys(instance)) {
@@ -453,37 +576,54 @@ const compileAdditionalProperties: KeywordCompiler = (value, context) => {
     // With `properties` and `patternProperties`, every property is now evaluated.
     if (evaluation.tracksAnnotations) annotationsOf(evaluation).allProperties = true;
     return valid;
-  });
+  };
+  const test: Predicate = (instance, assertsFormats) => {
+    if (!isJsonObject(instance)) return true;
+    for (const name of Object.keys(instance)) {
+      if (named.has(name) || matchesAny(patterns, name)) continue;
+      if (!testOf(schema)(instance[name] as JsonValue, assertsFormats)) return false;
+    }
+    return true;
+  };
+  return node('additionalProperties', evaluate, test);
 };
 
 const compileUnevaluatedProperties: KeywordCompiler = (value, context) => {
   const schema = context.subschema(value, 'unevaluatedProperties');
   context.needsAnnotations();
-  return node('unevaluatedProperties', (instance, evaluation) => {
-    if (!isJsonObject(instance)) return true;
-    const annotations = evaluation.annotations;
-    let valid = true;
-    for (const name of Object.keys(instance)) {
-      if (isPropertyEvaluated(annotations, name)) continue;
-      if (evaluateAt(schema, instance[name] as JsonValue, name, evaluation)) continue;
-      valid = false;
-      if (!evaluation.collect) break;
-    }
-    annotationsOf(evaluation).allProperties = true;
-    return valid;
-  });
+  return node(
+    'unevaluatedProperties',
+    (instance, evaluation) => {
+      if (!isJsonObject(instance)) return true;
+      const annotations = evaluation.annotations;
+      let valid = true;
+      for (const name of Object.keys(instance)) {
+        if (isPropertyEvaluated(annotations, name)) continue;
+        if (evaluateAt(schema, instance[name] as JsonValue, name, evaluation)) continue;
+        valid = false;
+        if (!evaluation.collect) break;
+      }
+      annotationsOf(evaluation).allProperties = true;
+      return valid;
+    },
+    undefined,
+  );
 };
 
 const compileRequired: KeywordCompiler = (value) => {
   const names = stringArray(value, 'required');
   if (names.length === 0) return undefined;
-  return node('required', (instance) => !isJsonObject(instance) || names.every((name) => Object.hasOwn(instance, name)));
+  return assertion('required', (instance) => {
+    if (!isJsonObject(instance)) return true;
+    for (const name of names) if (!Object.hasOwn(instance, name)) return false;
+    return true;
+  });
 };
 
 const compileDependentRequired: KeywordCompiler = (value) => {
   if (!isJsonObject(value)) throw invalid('dependentRequired');
   const entries = Object.keys(value).map((name) => [name, stringArray(value[name] as JsonValue, 'dependentRequired')] as const);
-  return node('dependentRequired', (instance) => {
+  return assertion('dependentRequired', (instance) => {
     if (!isJsonObject(instance)) return true;
     return entries.every(([name, required]) => !Object.hasOwn(instance, name) || required.every((other) => Object.hasOwn(instance, other)));
   });
@@ -500,9 +640,18 @@ function evaluateDependentSchemas(entries: readonly (readonly [string, CompiledS
   return valid;
 }
 
+function testDependentSchemas(entries: readonly (readonly [string, CompiledSchema])[], instance: JsonObject, assertsFormats: boolean): boolean {
+  for (const [name, schema] of entries) if (Object.hasOwn(instance, name) && !testOf(schema)(instance, assertsFormats)) return false;
+  return true;
+}
+
 const compileDependentSchemas: KeywordCompiler = (value, context) => {
   const entries = schemaMap(value, 'dependentSchemas', context);
-  return node('dependentSchemas', (instance, evaluation) => !isJsonObject(instance) || evaluateDependentSchemas(entries, instance, evaluation));
+  return node(
+    'dependentSchemas',
+    (instance, evaluation) => !isJsonObject(instance) || evaluateDependentSchemas(entries, instance, evaluation),
+    (instance, assertsFormats) => !isJsonObject(instance) || testDependentSchemas(entries, instance, assertsFormats),
+  );
 };
 
 // Drafts 4–7: each dependency is either property names (as dependentRequired) or a schema (as dependentSchemas).
@@ -515,18 +664,24 @@ const compileDependencies: KeywordCompiler = (value, context) => {
     if (Array.isArray(dependency)) required.push([name, stringArray(dependency, 'dependencies')]);
     else schemas.push([name, context.subschema(dependency, 'dependencies')]);
   }
-  return node('dependencies', (instance, evaluation) => {
-    if (!isJsonObject(instance)) return true;
-    const present = required.every(([name, others]) => !Object.hasOwn(instance, name) || others.every((other) => Object.hasOwn(instance, other)));
-    if (!present && !evaluation.collect) return false;
-    return evaluateDependentSchemas(schemas, instance, evaluation) && present;
-  });
+  const presentIn = (instance: JsonObject): boolean =>
+    required.every(([name, others]) => !Object.hasOwn(instance, name) || others.every((other) => Object.hasOwn(instance, other)));
+  return node(
+    'dependencies',
+    (instance, evaluation) => {
+      if (!isJsonObject(instance)) return true;
+      const present = presentIn(instance);
+      if (!present && !evaluation.collect) return false;
+      return evaluateDependentSchemas(schemas, instance, evaluation) && present;
+    },
+    (instance, assertsFormats) => !isJsonObject(instance) || (presentIn(instance) && testDependentSchemas(schemas, instance, assertsFormats)),
+  );
 };
 
 const compilePropertyNames: KeywordCompiler = (value, context) => {
   const schema = context.subschema(value, 'propertyNames');
   // Each name is evaluated as a string instance, reported at the property's location.
-  return node('propertyNames', (instance, evaluation) => {
+  const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
     if (!isJsonObject(instance)) return true;
     let valid = true;
     for (const name of Object.keys(instance)) {
@@ -535,24 +690,43 @@ const compilePropertyNames: KeywordCompiler = (value, context) => {
       if (!evaluation.collect) break;
     }
     return valid;
-  });
+  };
+  const test: Predicate = (instance, assertsFormats) => {
+    if (!isJsonObject(instance)) return true;
+    const named = testOf(schema);
+    for (const name of Object.keys(instance)) if (!named(name, assertsFormats)) return false;
+    return true;
+  };
+  return node('propertyNames', evaluate, test);
 };
 
 const compileMaxProperties: KeywordCompiler = (value) => {
   const max = nonNegativeInteger(value, 'maxProperties');
-  return node('maxProperties', (instance) => !isJsonObject(instance) || Object.keys(instance).length <= max);
+  return assertion('maxProperties', (instance) => !isJsonObject(instance) || Object.keys(instance).length <= max);
 };
 
 const compileMinProperties: KeywordCompiler = (value) => {
   const min = nonNegativeInteger(value, 'minProperties');
-  return node('minProperties', (instance) => !isJsonObject(instance) || Object.keys(instance).length >= min);
+  return assertion('minProperties', (instance) => !isJsonObject(instance) || Object.keys(instance).length >= min);
 };
 
 // ——— applicators ———
 
+// How many of `schemas` pass by their predicates, counting up to `enough`; 0 when some branch
+// must be interpreted (then the caller interprets them all, as without predicates).
+function settledCount(schemas: readonly CompiledSchema[], instance: JsonValue, evaluation: Evaluation, enough: number): number {
+  let passed = 0;
+  for (const schema of schemas) {
+    const verdict = settledVerdict(schema, instance, evaluation);
+    if (verdict === undefined) return 0;
+    if (verdict && ++passed >= enough) break;
+  }
+  return passed;
+}
+
 const compileAllOf: KeywordCompiler = (value, context) => {
   const schemas = schemaArray(value, 'allOf', context);
-  return node('allOf', (instance, evaluation) => {
+  const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
     let valid = true;
     for (const schema of schemas) {
       if (evaluateInPlace(schema, instance, evaluation)) continue;
@@ -560,14 +734,21 @@ const compileAllOf: KeywordCompiler = (value, context) => {
       if (!evaluation.collect) break;
     }
     return valid;
-  });
+  };
+  const test: Predicate = (instance, assertsFormats) => {
+    for (const schema of schemas) if (!testOf(schema)(instance, assertsFormats)) return false;
+    return true;
+  };
+  return node('allOf', evaluate, test);
 };
 
 // Reports the failures of every branch only when none passes. With `unevaluated*` about, every
 // branch is evaluated: each passing one contributes its annotations.
 const compileAnyOf: KeywordCompiler = (value, context) => {
   const schemas = schemaArray(value, 'anyOf', context);
-  return node('anyOf', (instance, evaluation) => {
+  const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
+    // A branch that passes makes every branch's failures moot: find one by predicate first.
+    if (settledCount(schemas, instance, evaluation, 1) > 0) return true;
     const mark = evaluation.failures.length;
     let valid = false;
     for (const schema of schemas) {
@@ -581,12 +762,20 @@ const compileAnyOf: KeywordCompiler = (value, context) => {
     }
     if (valid) evaluation.failures.length = mark;
     return valid;
-  });
+  };
+  const test: Predicate = (instance, assertsFormats) => {
+    for (const schema of schemas) if (testOf(schema)(instance, assertsFormats)) return true;
+    return false;
+  };
+  return node('anyOf', evaluate, test);
 };
 
 const compileOneOf: KeywordCompiler = (value, context) => {
   const schemas = schemaArray(value, 'oneOf', context);
-  return node('oneOf', (instance, evaluation) => {
+  const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
+    // Once a branch passes, no branch's failures are reported: count the passing ones by predicate.
+    const settled = settledCount(schemas, instance, evaluation, 2);
+    if (settled > 0) return settled === 1;
     const mark = evaluation.failures.length;
     const outer = evaluation.annotations;
     let passed = 0;
@@ -607,12 +796,22 @@ const compileOneOf: KeywordCompiler = (value, context) => {
       mergeAnnotations(annotationsOf(evaluation), passedAnnotations);
     }
     return true;
-  });
+  };
+  const test: Predicate = (instance, assertsFormats) => {
+    let passed = 0;
+    for (const schema of schemas) if (testOf(schema)(instance, assertsFormats) && ++passed > 1) return false;
+    return passed === 1;
+  };
+  return node('oneOf', evaluate, test);
 };
 
 const compileNot: KeywordCompiler = (value, context) => {
   const schema = context.subschema(value, 'not');
-  return node('not', (instance, evaluation) => !passes(schema, instance, evaluation));
+  return node(
+    'not',
+    (instance, evaluation) => !passes(schema, instance, evaluation),
+    (instance, assertsFormats) => !testOf(schema)(instance, assertsFormats),
+  );
 };
 
 // `if` decides between `then` and `else`; a failure is reported under the branch's name.
@@ -622,36 +821,54 @@ const compileIf: KeywordCompiler = (value, context) => {
   const elseValue = context.sibling('else');
   if (thenValue === undefined && elseValue === undefined) {
     // Alone, `if` asserts nothing, but when it holds its annotations count for `unevaluated*`.
-    return node('if', (instance, evaluation) => {
-      if (evaluation.tracksAnnotations) {
-        const collect = evaluation.collect;
-        evaluation.collect = false;
-        evaluateInPlace(condition, instance, evaluation);
-        evaluation.collect = collect;
-      }
-      return true;
-    });
+    return node(
+      'if',
+      (instance, evaluation) => {
+        if (evaluation.tracksAnnotations) {
+          const collect = evaluation.collect;
+          evaluation.collect = false;
+          evaluateInPlace(condition, instance, evaluation);
+          evaluation.collect = collect;
+        }
+        return true;
+      },
+      () => true,
+    );
   }
   const thenSchema = thenValue === undefined ? undefined : context.subschema(thenValue, 'then');
   const elseSchema = elseValue === undefined ? undefined : context.subschema(elseValue, 'else');
-  return node('if', (instance, evaluation) => {
+  const evaluate: KeywordNode['evaluate'] = (instance, evaluation) => {
     const collect = evaluation.collect;
     evaluation.collect = false;
-    const holds = evaluateInPlace(condition, instance, evaluation);
+    const holds = settledVerdict(condition, instance, evaluation) ?? evaluateInPlace(condition, instance, evaluation);
     evaluation.collect = collect;
     const branch = holds ? thenSchema : elseSchema;
     if (branch === undefined || evaluateInPlace(branch, instance, evaluation)) return true;
     evaluation.failedAs = holds ? 'then' : 'else';
     return false;
-  });
+  };
+  const test: Predicate = (instance, assertsFormats) => {
+    const branch = testOf(condition)(instance, assertsFormats) ? thenSchema : elseSchema;
+    return branch === undefined || testOf(branch)(instance, assertsFormats);
+  };
+  return node('if', evaluate, test);
 };
 
 // ——— references ———
 
+// A reference whose target is known when compiling: its predicate is the target's.
+function staticReference(keyword: string, target: CompiledSchema): KeywordNode {
+  return node(
+    keyword,
+    (instance, evaluation) => followReference(target, keyword, instance, evaluation),
+    (instance, assertsFormats) => testOf(target)(instance, assertsFormats),
+  );
+}
+
 const compileRef: KeywordCompiler = (value, context) => {
   if (typeof value !== 'string') throw invalid('$ref');
   const { schema } = context.reference(value);
-  return node('$ref', (instance, evaluation) => followReference(schema, '$ref', instance, evaluation));
+  return staticReference('$ref', schema);
 };
 
 // 2020-12: resolves like `$ref`; when that lands on a `$dynamicAnchor` of the same name, the
@@ -661,18 +878,22 @@ const compileDynamicRef: KeywordCompiler = (value, context) => {
   const { schema, resolved } = context.reference(value);
   const anchor = resolved.anchor;
   const dynamic = anchor !== undefined && resolved.namedResource.dynamicAnchors.get(anchor) === resolved.node;
-  if (!dynamic) return node('$dynamicRef', (instance, evaluation) => followReference(schema, '$dynamicRef', instance, evaluation));
-  return node('$dynamicRef', (instance, evaluation) => {
-    let target = schema;
-    for (const resource of evaluation.scope) {
-      const found = resource.dynamicAnchors.get(anchor);
-      if (found !== undefined) {
-        target = found;
-        break;
+  if (!dynamic) return staticReference('$dynamicRef', schema);
+  return node(
+    '$dynamicRef',
+    (instance, evaluation) => {
+      let target = schema;
+      for (const resource of evaluation.scope) {
+        const found = resource.dynamicAnchors.get(anchor);
+        if (found !== undefined) {
+          target = found;
+          break;
+        }
       }
-    }
-    return followReference(target, '$dynamicRef', instance, evaluation);
-  });
+      return followReference(target, '$dynamicRef', instance, evaluation);
+    },
+    undefined,
+  );
 };
 
 // 2019-09: resolves like `$ref`; when that lands on a resource root with `$recursiveAnchor:
@@ -681,17 +902,21 @@ const compileRecursiveRef: KeywordCompiler = (value, context) => {
   if (typeof value !== 'string') throw invalid('$recursiveRef');
   const { schema, resolved } = context.reference(value);
   const dynamic = resolved.resource.recursiveAnchor && resolved.node === resolved.resource.root;
-  if (!dynamic) return node('$recursiveRef', (instance, evaluation) => followReference(schema, '$recursiveRef', instance, evaluation));
-  return node('$recursiveRef', (instance, evaluation) => {
-    let target = schema;
-    for (const resource of evaluation.scope) {
-      if (resource.recursiveRoot !== undefined) {
-        target = resource.recursiveRoot;
-        break;
+  if (!dynamic) return staticReference('$recursiveRef', schema);
+  return node(
+    '$recursiveRef',
+    (instance, evaluation) => {
+      let target = schema;
+      for (const resource of evaluation.scope) {
+        if (resource.recursiveRoot !== undefined) {
+          target = resource.recursiveRoot;
+          break;
+        }
       }
-    }
-    return followReference(target, '$recursiveRef', instance, evaluation);
-  });
+      return followReference(target, '$recursiveRef', instance, evaluation);
+    },
+    undefined,
+  );
 };
 
 /** Every keyword that asserts or applies subschemas; the dialect decides which are on. */

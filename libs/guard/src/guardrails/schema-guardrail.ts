@@ -73,6 +73,8 @@ function prepareWith(schema: JsonValue, draft: SchemaDraft, remotes: RemoteSchem
   return { ok: true, compiled: prepared.validator, draft: prepared.validator.dialect };
 }
 
+const VALID_ARGUMENTS: SchemaValidation = Object.freeze({ ok: true });
+
 /** Validates `value` against a prepared schema, naming every failing keyword. Never throws. */
 export function validatePrepared(prepared: PreparedSchema, value: JsonValue): SchemaValidation {
   if (!prepared.ok) return prepared;
@@ -80,7 +82,7 @@ export function validatePrepared(prepared: PreparedSchema, value: JsonValue): Sc
     const result = validateInstance(prepared.compiled, value);
     switch (result.outcome) {
       case 'valid':
-        return { ok: true };
+        return VALID_ARGUMENTS;
       case 'invalid':
         return { ok: false, code: 'SCHEMA.INVALID_ARGUMENTS', failures: result.failures };
       case 'too-deep':
@@ -153,22 +155,34 @@ export function createSchemaGuardrail(options: SchemaGuardrailOptions = {}): Gua
  * content (`validateAgainstSchema` gives them to a caller that wants them locally).
  */
 export function verdictOf(validation: SchemaValidation): GuardrailVerdict {
-  if (validation.ok) return { action: 'allow', outcome: 'complete', detections: [] };
+  if (validation.ok) return ALLOW;
   switch (validation.code) {
     case 'SCHEMA.UNUSABLE':
       return partialDeny('schema.unusable');
     case 'SCHEMA.INVALID_ARGUMENTS':
-      return {
-        action: 'deny',
-        outcome: 'complete',
-        detections: [...new Set(validation.failures.map((f) => `schema.${f.keyword}`))],
-        reason: 'schema.invalid',
-      };
+      return { action: 'deny', outcome: 'complete', detections: detectionsOf(validation.failures), reason: 'schema.invalid' };
     default: {
       const exhaustive: never = validation;
       return exhaustive;
     }
   }
+}
+
+// Shared by every allowed call (frozen, as the guardrail runner's own allow verdict is): the
+// common answer costs no allocation.
+const ALLOW: GuardrailVerdict = Object.freeze({ action: 'allow', outcome: 'complete', detections: Object.freeze([]) });
+
+// Each keyword's detection name, built once rather than per failure.
+const DETECTION_OF_KEYWORD: ReadonlyMap<string, string> = new Map([...KNOWN_KEYWORDS, ...FAILURE_ALIASES].map((keyword) => [keyword, `schema.${keyword}`]));
+
+// One detection per failing keyword, in the order the failures name them.
+function detectionsOf(failures: readonly SchemaFailure[]): string[] {
+  const detections: string[] = [];
+  for (const failure of failures) {
+    const detection = DETECTION_OF_KEYWORD.get(failure.keyword) ?? `schema.${failure.keyword}`;
+    if (!detections.includes(detection)) detections.push(detection);
+  }
+  return detections;
 }
 
 function remoteSchemasOf(remotes: Readonly<Record<string, JsonValue>> | undefined, draft: SchemaDraft): RemoteSchemas | SchemaProblem {
