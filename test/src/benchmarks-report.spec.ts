@@ -48,6 +48,17 @@ describe('docs/benchmarks.md', () => {
   });
 });
 
+/** A report of `results` on an example machine, dated, as the renderer takes it. */
+function reportOf(results: BenchReport['results']): BenchReport {
+  return {
+    generatedBy: 'npm run bench',
+    date: '2026-12-01T10:20:30.000Z',
+    node: 'v22.23.3',
+    machine: { cpus: 2, cpuModel: 'Example CPU', totalMemoryBytes: 2 * 1024 ** 3, os: 'Linux 6.1 x64' },
+    results,
+  };
+}
+
 describe('benchmark figures', () => {
   const figure = {
     benchmark: 'example',
@@ -68,17 +79,11 @@ describe('benchmark figures', () => {
   });
 
   it('render a target and whether it was met only where a benchmark states one', () => {
-    const report: BenchReport = {
-      generatedBy: 'npm run bench',
-      date: '2026-12-01T10:20:30.000Z',
-      node: 'v22.23.3',
-      machine: { cpus: 2, cpuModel: 'Example CPU', totalMemoryBytes: 2 * 1024 ** 3, os: 'Linux 6.1 x64' },
-      results: [
-        recordBenchFigure({ ...figure, target: { on: 'ratio', atMost: 2, source: 'issue 1' } }, {}),
-        recordBenchFigure({ ...figure, case: 'another', value: 5, target: { on: 'value', atMost: 4, source: 'issue 1' } }, {}),
-        recordBenchFigure({ ...figure, benchmark: 'no target', value: 1234.5 }, {}),
-      ],
-    };
+    const report = reportOf([
+      recordBenchFigure({ ...figure, target: { on: 'ratio', atMost: 2, source: 'issue 1' } }, {}),
+      recordBenchFigure({ ...figure, case: 'another', value: 5, target: { on: 'value', atMost: 4, source: 'issue 1' } }, {}),
+      recordBenchFigure({ ...figure, benchmark: 'no target', value: 1234.5 }, {}),
+    ]);
     const markdown = renderBenchmarksMarkdown(report);
     expect(markdown).toContain('| date | 2026-12-01 10:20 UTC |');
     expect(markdown).toContain('| cores (`os.cpus().length`) | 2 |');
@@ -93,16 +98,10 @@ describe('benchmark figures', () => {
     expect(peer).toMatch(/^ajv \d+\.\d+\.\d+/);
     expect(() => peerPackage('no-such-peer-package')).toThrow();
     expect(() => recordBenchFigure({ ...figure, peer: 'ajv' }, {})).toThrow(/peer must be a package name and its installed version/);
-    const report: BenchReport = {
-      generatedBy: 'npm run bench',
-      date: '2026-12-01T10:20:30.000Z',
-      node: 'v22.23.3',
-      machine: { cpus: 2, cpuModel: 'Example CPU', totalMemoryBytes: 2 * 1024 ** 3, os: 'Linux 6.1 x64' },
-      results: [
-        recordBenchFigure({ ...figure, unit: 'validations/s', value: 300, baselineValue: 600, baseline: 'ajv, same schema', peer, target: { on: 'ratio', atLeast: 0.5, source: 'issue 22' } }, {}),
-        recordBenchFigure(figure, {}),
-      ],
-    };
+    const report = reportOf([
+      recordBenchFigure({ ...figure, unit: 'validations/s', value: 300, baselineValue: 600, baseline: 'ajv, same schema', peer, target: { on: 'ratio', atLeast: 0.5, source: 'issue 22' } }, {}),
+      recordBenchFigure(figure, {}),
+    ]);
     const markdown = renderBenchmarksMarkdown(report);
     expect(markdown).toContain('## Against peers');
     expect(markdown).toContain(`| example | one case | latency p50 | 300 validations/s | ${peer} | 600 validations/s | 0.500x | ratio ≥ 0.500x (issue 22) | yes |`);

@@ -10,27 +10,11 @@ import { type JsonValue, isJsonObject } from '@gatehouse/contracts';
 import { type Random, seeded } from '@gatehouse/contracts/testing';
 import { type Draft, type JsonSchemaValidator, type RemoteSchemas, indexRemotes, prepareJsonSchema, validateInstance } from './index.js';
 import { interpretInstance } from './validate.js';
+import { CREATE_TICKET_SCHEMA, DEPLOY_PLAN_SCHEMA } from './testing/index.js';
+import { SUITE_DIR, SUITE_DRAFTS, suiteRemotes } from './official-suite.testing.js';
 
-const SUITE_DIR = path.join(import.meta.dirname, 'fixtures', 'json-schema-test-suite');
-const DRAFTS: Readonly<Record<string, Draft>> = { draft4: '4', draft7: '7', 'draft2019-09': '2019-09', 'draft2020-12': '2020-12' };
 const MUTANTS_PER_INSTANCE = 12;
 
-// The guard bench's two schemas (libs/guard/src/bench/schema-bench-cases.ts), copied: this
-// library may not import the guard.
-const CREATE_TICKET: JsonValue = {
-  type: 'object',
-  properties: {
-    project: { type: 'string', pattern: '^[A-Z][A-Z0-9]{1,9}$' },
-    title: { type: 'string', minLength: 1, maxLength: 200 },
-    body: { type: 'string', maxLength: 10_000 },
-    priority: { enum: ['low', 'normal', 'high', 'urgent'] },
-    labels: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 50 }, maxItems: 10, uniqueItems: true },
-    assignee: { type: 'object', properties: { id: { type: 'integer', minimum: 1 }, team: { type: 'string' } }, required: ['id'], additionalProperties: false },
-    dueInDays: { type: 'integer', minimum: 0, maximum: 365 },
-  },
-  required: ['project', 'title', 'priority'],
-  additionalProperties: false,
-};
 const TICKET: JsonValue = {
   project: 'OPS1',
   title: 'Disk usage',
@@ -41,52 +25,6 @@ const TICKET: JsonValue = {
   dueInDays: 4,
 };
 
-const DEPLOY_PLAN: JsonValue = {
-  type: 'object',
-  properties: {
-    service: { type: 'string', minLength: 1, maxLength: 64 },
-    steps: { type: 'array', items: { $ref: '#/$defs/step' }, minItems: 1, maxItems: 20 },
-    rollback: { type: 'boolean' },
-  },
-  required: ['service', 'steps'],
-  additionalProperties: false,
-  $defs: {
-    resources: {
-      type: 'object',
-      properties: { cpu: { type: 'number', exclusiveMinimum: 0, multipleOf: 0.25 }, memoryMb: { type: 'integer', minimum: 64, multipleOf: 64 } },
-      required: ['cpu', 'memoryMb'],
-      additionalProperties: false,
-    },
-    step: {
-      type: 'object',
-      properties: {
-        name: { type: 'string', pattern: '^[a-z][a-z0-9-]{0,39}$' },
-        action: { oneOf: [{ $ref: '#/$defs/deploy' }, { $ref: '#/$defs/wait' }, { $ref: '#/$defs/notify' }] },
-        env: { type: 'object', patternProperties: { '^[A-Z][A-Z0-9_]*$': { type: 'string', maxLength: 256 } }, additionalProperties: false },
-      },
-      required: ['name', 'action'],
-      additionalProperties: false,
-    },
-    deploy: {
-      type: 'object',
-      properties: { kind: { const: 'deploy' }, image: { type: 'string', minLength: 3 }, replicas: { type: 'integer', minimum: 1, maximum: 50 }, resources: { $ref: '#/$defs/resources' } },
-      required: ['kind', 'image', 'replicas'],
-      additionalProperties: false,
-    },
-    wait: {
-      type: 'object',
-      properties: { kind: { const: 'wait' }, seconds: { type: 'number', minimum: 0, maximum: 3600, multipleOf: 0.5 } },
-      required: ['kind', 'seconds'],
-      additionalProperties: false,
-    },
-    notify: {
-      type: 'object',
-      properties: { kind: { const: 'notify' }, channel: { anyOf: [{ type: 'string', pattern: '^[^@\\s]+@[a-z0-9.-]+$' }, { type: 'string', pattern: '^#[a-z0-9-]+$' }] } },
-      required: ['kind', 'channel'],
-      additionalProperties: false,
-    },
-  },
-};
 const PLAN: JsonValue = {
   service: 'payments',
   steps: [
@@ -112,8 +50,8 @@ const UNEVALUATED: JsonValue = {
 };
 
 const OUR_SCHEMAS: readonly { readonly name: string; readonly schema: JsonValue; readonly instances: readonly JsonValue[]; readonly linked: boolean }[] = [
-  { name: 'create_ticket', schema: CREATE_TICKET, instances: [TICKET], linked: true },
-  { name: 'deploy_plan', schema: DEPLOY_PLAN, instances: [PLAN], linked: true },
+  { name: 'create_ticket', schema: CREATE_TICKET_SCHEMA, instances: [TICKET], linked: true },
+  { name: 'deploy_plan', schema: DEPLOY_PLAN_SCHEMA, instances: [PLAN], linked: true },
   { name: 'a recursive tree', schema: TREE, instances: [TREE_VALUE], linked: false },
   { name: 'unevaluatedProperties over allOf/anyOf', schema: UNEVALUATED, instances: [{ a: 'x', b: 1 }, { a: 'x', c: true, d: 1 }], linked: false },
 ];
@@ -191,18 +129,6 @@ function prepared(schema: JsonValue, draft: Draft, remotes?: RemoteSchemas): Jso
   return preparation.validator;
 }
 
-function suiteRemotes(): Record<string, JsonValue> {
-  const dir = path.join(SUITE_DIR, 'remotes');
-  const found: Record<string, JsonValue> = {};
-  if (!existsSync(dir)) return found;
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    found[`http://localhost:1234/${path.relative(dir, file).split(path.sep).join('/')}`] = JSON.parse(readFileSync(file, 'utf8')) as JsonValue;
-  }
-  return found;
-}
-
 describe('the fast path agrees with the interpreter', () => {
   for (const { name, schema, instances, linked } of OUR_SCHEMAS) {
     it(`on randomized instances of ${name}`, () => {
@@ -230,8 +156,8 @@ describe('the fast path agrees with the interpreter', () => {
   });
 
   const remoteSchemas = suiteRemotes();
-  for (const draftDir of Object.keys(DRAFTS).filter((dir) => existsSync(path.join(SUITE_DIR, 'tests', dir)))) {
-    const draft = DRAFTS[draftDir] as Draft;
+  for (const draftDir of Object.keys(SUITE_DRAFTS).filter((dir) => existsSync(path.join(SUITE_DIR, 'tests', dir)))) {
+    const draft = SUITE_DRAFTS[draftDir] as Draft;
     const indexed = indexRemotes(remoteSchemas, draft);
     const files = readdirSync(path.join(SUITE_DIR, 'tests', draftDir)).filter((file) => file.endsWith('.json'));
     for (const file of files) {

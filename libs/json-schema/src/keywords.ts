@@ -338,8 +338,13 @@ const compileItems: KeywordCompiler = (value, context) => {
   const schema = context.subschema(value, 'items');
   const prefix = context.draft === '2020-12' ? context.sibling('prefixItems') : undefined;
   const from = Array.isArray(prefix) ? prefix.length : 0;
+  return itemsFrom('items', schema, from);
+};
+
+/** `keyword`'s node: `schema` judges every item from index `from` on, and marks them all evaluated. */
+function itemsFrom(keyword: 'items' | 'additionalItems', schema: CompiledSchema, from: number): KeywordNode {
   return node(
-    'items',
+    keyword,
     (instance, evaluation) => {
       if (!Array.isArray(instance)) return true;
       const valid = evaluateItems(schema, instance, from, instance.length, evaluation);
@@ -348,7 +353,7 @@ const compileItems: KeywordCompiler = (value, context) => {
     },
     (instance, assertsFormats) => !Array.isArray(instance) || testItems(schema, instance, from, assertsFormats),
   );
-};
+}
 
 const compilePrefixItems: KeywordCompiler = (value, context) => {
   const tuple = schemaArray(value, 'prefixItems', context);
@@ -365,16 +370,7 @@ const compileAdditionalItems: KeywordCompiler = (value, context) => {
   const items = context.sibling('items');
   if (!Array.isArray(items)) return undefined;
   const from = items.length;
-  return node(
-    'additionalItems',
-    (instance, evaluation) => {
-      if (!Array.isArray(instance)) return true;
-      const valid = evaluateItems(schema, instance, from, instance.length, evaluation);
-      markAllItems(evaluation);
-      return valid;
-    },
-    (instance, assertsFormats) => !Array.isArray(instance) || testItems(schema, instance, from, assertsFormats),
-  );
+  return itemsFrom('additionalItems', schema, from);
 };
 
 const compileMaxItems: KeywordCompiler = (value) => {

@@ -7,10 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type JsonValue } from '@gatehouse/contracts';
 import { type Draft, type SchemaPreparation, indexRemotes, prepareJsonSchema, validateInstance } from './index.js';
+import { SUITE_DIR, SUITE_DRAFTS, suiteRemotes } from './official-suite.testing.js';
 
-const SUITE_DIR = path.join(import.meta.dirname, 'fixtures', 'json-schema-test-suite');
-const DRAFTS: Readonly<Record<string, Draft>> = { draft4: '4', draft7: '7', 'draft2019-09': '2019-09', 'draft2020-12': '2020-12' };
-const REMOTE_BASE = 'http://localhost:1234/';
 
 interface SuiteTest {
   readonly description: string;
@@ -28,19 +26,7 @@ interface SuiteCase {
 // Keep this short and honest: each entry is a case the interpreter gets wrong or cannot run.
 const SKIPPED: Readonly<Record<string, string>> = {};
 
-function remotes(): Record<string, JsonValue> {
-  const dir = path.join(SUITE_DIR, 'remotes');
-  const found: Record<string, JsonValue> = {};
-  if (!existsSync(dir)) return found;
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    found[REMOTE_BASE + path.relative(dir, file).split(path.sep).join('/')] = JSON.parse(readFileSync(file, 'utf8')) as JsonValue;
-  }
-  return found;
-}
-
-const remoteSchemas = remotes();
+const remoteSchemas = suiteRemotes();
 const counts = new Map<string, { passed: number; skipped: number }>();
 
 function skipReason(draftDir: string, file: string, suiteCase: SuiteCase, test: SuiteTest): string | undefined {
@@ -48,7 +34,7 @@ function skipReason(draftDir: string, file: string, suiteCase: SuiteCase, test: 
   return SKIPPED[`${caseKey} › ${test.description}`] ?? SKIPPED[caseKey] ?? SKIPPED[`${draftDir}/${file}`];
 }
 
-const draftDirs = Object.keys(DRAFTS).filter((dir) => existsSync(path.join(SUITE_DIR, 'tests', dir)));
+const draftDirs = Object.keys(SUITE_DRAFTS).filter((dir) => existsSync(path.join(SUITE_DIR, 'tests', dir)));
 
 describe('JSON-Schema-Test-Suite through the interpreter', () => {
   it('has suite files to run', () => {
@@ -56,7 +42,7 @@ describe('JSON-Schema-Test-Suite through the interpreter', () => {
   });
 
   for (const draftDir of draftDirs) {
-    const draft = DRAFTS[draftDir] as Draft;
+    const draft = SUITE_DRAFTS[draftDir] as Draft;
     const indexed = indexRemotes(remoteSchemas, draft);
     if (!indexed.ok) throw new Error(`the suite's remotes cannot be indexed for ${draftDir}: ${indexed.problem.code}`);
     const files = readdirSync(path.join(SUITE_DIR, 'tests', draftDir)).filter((f) => f.endsWith('.json')).sort();

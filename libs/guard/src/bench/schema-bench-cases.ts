@@ -5,6 +5,7 @@
 // - `deploy_plan`: an array of steps through `$ref`/`$defs`, each a `oneOf` of three actions
 //   (one with an `anyOf`), `patternProperties` for environment variables, `multipleOf` numbers.
 import { type JsonValue } from '@gatehouse/contracts';
+import { CREATE_TICKET_SCHEMA, DEPLOY_PLAN_SCHEMA } from '@gatehouse/json-schema/testing';
 
 /** One input shape of the bench. */
 export interface SchemaBenchCase {
@@ -20,8 +21,8 @@ export const ARGUMENT_SETS = 1_000;
 /** Both shapes, built once. */
 export function schemaBenchCases(): readonly SchemaBenchCase[] {
   return [
-    { name: 'create_ticket', schema: createTicketSchema, argumentSets: createTicketArguments(ARGUMENT_SETS), handWrittenErrors: createTicketErrors },
-    { name: 'deploy_plan', schema: deployPlanSchema, argumentSets: deployPlanArguments(ARGUMENT_SETS), handWrittenErrors: deployPlanErrors },
+    { name: 'create_ticket', schema: CREATE_TICKET_SCHEMA, argumentSets: createTicketArguments(ARGUMENT_SETS), handWrittenErrors: createTicketErrors },
+    { name: 'deploy_plan', schema: DEPLOY_PLAN_SCHEMA, argumentSets: deployPlanArguments(ARGUMENT_SETS), handWrittenErrors: deployPlanErrors },
   ];
 }
 
@@ -37,21 +38,6 @@ function isInteger(value: JsonValue | undefined): value is number {
 
 const PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
 
-const createTicketSchema: Record<string, JsonValue> = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  properties: {
-    project: { type: 'string', pattern: '^[A-Z][A-Z0-9]{1,9}$' },
-    title: { type: 'string', minLength: 1, maxLength: 200 },
-    body: { type: 'string', maxLength: 10_000 },
-    priority: { enum: [...PRIORITIES] },
-    labels: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 50 }, maxItems: 10, uniqueItems: true },
-    assignee: { type: 'object', properties: { id: { type: 'integer', minimum: 1 }, team: { type: 'string' } }, required: ['id'], additionalProperties: false },
-    dueInDays: { type: 'integer', minimum: 0, maximum: 365 },
-  },
-  required: ['project', 'title', 'priority'],
-  additionalProperties: false,
-};
 
 function createTicketArguments(count: number): JsonValue[] {
   const sets: JsonValue[] = [];
@@ -113,60 +99,7 @@ function createTicketErrors(value: JsonValue): string[] {
 
 // ——— deploy_plan ———
 
-// `multipleOf` divisors are exact in binary (0.25, 0.5, 64), so every validator compared divides
-// them exactly: the bench compares speed, not floating-point policies.
-const deployPlanSchema: Record<string, JsonValue> = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  properties: {
-    service: { type: 'string', minLength: 1, maxLength: 64 },
-    steps: { type: 'array', items: { $ref: '#/$defs/step' }, minItems: 1, maxItems: 20 },
-    rollback: { type: 'boolean' },
-  },
-  required: ['service', 'steps'],
-  additionalProperties: false,
-  $defs: {
-    resources: {
-      type: 'object',
-      properties: { cpu: { type: 'number', exclusiveMinimum: 0, multipleOf: 0.25 }, memoryMb: { type: 'integer', minimum: 64, multipleOf: 64 } },
-      required: ['cpu', 'memoryMb'],
-      additionalProperties: false,
-    },
-    step: {
-      type: 'object',
-      properties: {
-        name: { type: 'string', pattern: '^[a-z][a-z0-9-]{0,39}$' },
-        action: { oneOf: [{ $ref: '#/$defs/deploy' }, { $ref: '#/$defs/wait' }, { $ref: '#/$defs/notify' }] },
-        env: { type: 'object', patternProperties: { '^[A-Z][A-Z0-9_]*$': { type: 'string', maxLength: 256 } }, additionalProperties: false },
-      },
-      required: ['name', 'action'],
-      additionalProperties: false,
-    },
-    deploy: {
-      type: 'object',
-      properties: {
-        kind: { const: 'deploy' },
-        image: { type: 'string', minLength: 3 },
-        replicas: { type: 'integer', minimum: 1, maximum: 50 },
-        resources: { $ref: '#/$defs/resources' },
-      },
-      required: ['kind', 'image', 'replicas'],
-      additionalProperties: false,
-    },
-    wait: {
-      type: 'object',
-      properties: { kind: { const: 'wait' }, seconds: { type: 'number', minimum: 0, maximum: 3600, multipleOf: 0.5 } },
-      required: ['kind', 'seconds'],
-      additionalProperties: false,
-    },
-    notify: {
-      type: 'object',
-      properties: { kind: { const: 'notify' }, channel: { anyOf: [{ type: 'string', pattern: '^[^@\\s]+@[a-z0-9.-]+$' }, { type: 'string', pattern: '^#[a-z0-9-]+$' }] } },
-      required: ['kind', 'channel'],
-      additionalProperties: false,
-    },
-  },
-};
+// The schemas live in @gatehouse/json-schema/testing, shared with that library's fast-path spec.
 
 function deployStep(i: number, s: number): Record<string, JsonValue> {
   const name = `step-${s}`;
