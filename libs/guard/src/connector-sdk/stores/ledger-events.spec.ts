@@ -68,6 +68,19 @@ describe('ledger events built without a zod pass', () => {
     expect(keyFailed(key, upper, 'C', false).payload.leaseToken).toBe(upper);
   });
 
+  it('never writes a time the schema refuses: past year 9999 the codec builds the event', () => {
+    // Date.now at year 275760: toISOString would write "+275760-…", which the contract refuses.
+    const now = Date.now;
+    Date.now = () => 8.64e15;
+    try {
+      const built = keyReserved(key, lease, 'h', 1);
+      expect(built.time).not.toMatch(/^\+/);
+      expect(LedgerKeyReservedV1.parse(built)).toEqual(built);
+    } finally {
+      Date.now = now;
+    }
+  });
+
   // Each check the fast path makes instead of the codec: a value it refuses fails as the codec fails.
   const malformedKeys: unknown[] = ['', 'A'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), `${'a'.repeat(63)}g`, `${'a'.repeat(64)}\n`, 42, undefined];
   const malformedTokens: unknown[] = ['', 'not-a-uuid', lease.toUpperCase().replace(/^./, 'g'), `${lease} `, 7, undefined];

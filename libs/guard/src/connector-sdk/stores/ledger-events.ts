@@ -26,18 +26,33 @@ const isNonEmpty = (value: unknown): value is string => typeof value === 'string
 /** `z.number().int().positive()`: zod's int is a safe integer. */
 const isPositiveInt = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
 
-/** The envelope the codec would fill in: a fresh id and time, the store's constant source. */
-function envelope(subject: string): { id: string; time: string; source: string; tenant: string; subject: string } {
-  return { id: randomUUID(), time: new Date().toISOString(), source: SOURCE, tenant: TENANT, subject };
+// The time as the codec writes it (`new Date().toISOString()`), formatted once per millisecond:
+// a call folds three events, usually within one.
+let clockMs = Number.NaN;
+let clockIso = '';
+
+/**
+ * The envelope the codec would fill in: a fresh id and time, the store's constant source; or
+ * undefined when the clock's text is not the schema's datetime (a year past 9999), which the
+ * codec then refuses as it always did.
+ */
+function envelope(subject: string): { id: string; time: string; source: string; tenant: string; subject: string } | undefined {
+  const now = Date.now();
+  if (now !== clockMs) {
+    clockMs = now;
+    clockIso = new Date(now).toISOString();
+  }
+  return clockIso.length === 24 ? { id: randomUUID(), time: clockIso, source: SOURCE, tenant: TENANT, subject } : undefined;
 }
 
 /** `LedgerKeyReserved` for `key`, held by `holder` under the store's fresh `leaseToken`. */
 export function keyReserved(key: string, leaseToken: string, holder: string, pendingTtlMs: number): Event<'LedgerKeyReserved'> {
   const payload = { key, connectorId: TENANT, leaseToken, holder, pendingTtlMs };
-  if (!isKey(key) || !isUuid(leaseToken) || !isNonEmpty(holder) || !isPositiveInt(pendingTtlMs)) {
+  const head = envelope(key);
+  if (head === undefined || !isKey(key) || !isUuid(leaseToken) || !isNonEmpty(holder) || !isPositiveInt(pendingTtlMs)) {
     return createEvent(LedgerKeyReservedV1, { source: SOURCE, tenant: TENANT, subject: key }, payload);
   }
-  return { ...envelope(key), type: 'LedgerKeyReserved', version: 1, payload };
+  return { ...head, type: 'LedgerKeyReserved', version: 1, payload };
 }
 
 /**
@@ -50,26 +65,29 @@ export function keyCompleted(key: string, leaseToken: string, result: JsonValue 
   const payload = { key, leaseToken, ...(text === undefined ? {} : { result: JSON.parse(text) as JsonValue }) };
   // zod drops an own `__proto__` key where JSON keeps one: such a result takes the codec's path,
   // so what is recorded is what it recorded before (a string holding the word does too, harmlessly).
-  if (!isKey(key) || !isUuid(leaseToken) || text?.includes('"__proto__"') === true) {
+  const head = envelope(key);
+  if (head === undefined || !isKey(key) || !isUuid(leaseToken) || text?.includes('"__proto__"') === true) {
     return createEvent(LedgerKeyCompletedV1, { source: SOURCE, tenant: TENANT, subject: key }, payload);
   }
-  return { ...envelope(key), type: 'LedgerKeyCompleted', version: 1, payload };
+  return { ...head, type: 'LedgerKeyCompleted', version: 1, payload };
 }
 
 /** `LedgerKeyFailed`: the holder of `leaseToken` gives the key back with `code`. */
 export function keyFailed(key: string, leaseToken: string, code: string, retryable: boolean): Event<'LedgerKeyFailed'> {
   const payload = { key, leaseToken, code, retryable };
-  if (!isKey(key) || !isUuid(leaseToken) || !isNonEmpty(code) || typeof retryable !== 'boolean') {
+  const head = envelope(key);
+  if (head === undefined || !isKey(key) || !isUuid(leaseToken) || !isNonEmpty(code) || typeof retryable !== 'boolean') {
     return createEvent(LedgerKeyFailedV1, { source: SOURCE, tenant: TENANT, subject: key }, payload);
   }
-  return { ...envelope(key), type: 'LedgerKeyFailed', version: 1, payload };
+  return { ...head, type: 'LedgerKeyFailed', version: 1, payload };
 }
 
 /** `LedgerRateConsumed`: one claim, under a fresh claim id, on the budget `budgetKey`. */
 export function rateConsumed(budgetKey: string, algorithm: 'fixed-window' | 'sliding-window', count: number, windowMs: number): Event<'LedgerRateConsumed'> {
   const payload = { budgetKey, claimId: randomUUID(), algorithm, count, windowMs };
-  if (!isKey(budgetKey) || (algorithm !== 'fixed-window' && algorithm !== 'sliding-window') || !isPositiveInt(count) || !isPositiveInt(windowMs)) {
+  const head = envelope(budgetKey);
+  if (head === undefined || !isKey(budgetKey) || (algorithm !== 'fixed-window' && algorithm !== 'sliding-window') || !isPositiveInt(count) || !isPositiveInt(windowMs)) {
     return createEvent(LedgerRateConsumedV1, { source: SOURCE, tenant: TENANT, subject: budgetKey }, payload);
   }
-  return { ...envelope(budgetKey), type: 'LedgerRateConsumed', version: 1, payload };
+  return { ...head, type: 'LedgerRateConsumed', version: 1, payload };
 }
