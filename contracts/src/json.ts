@@ -11,9 +11,56 @@ export const MAX_JSON_DEPTH = 64;
 
 /** JSON with object keys sorted at every level: one byte sequence per value. */
 export function canonicalJson(value: unknown): string {
+  // Digests and signatures are taken over this text, so it may never change: plain JSON data,
+  // the usual case, is written by one walk without a sorted copy of every object; anything else
+  // (a Date, undefined, a hole, a class instance, a cycle, deep nesting) by the replacer, which
+  // defines the text. `json.spec.ts` holds the walk to the replacer's bytes.
+  return plainCanonicalJson(value, 0) ?? canonicalJsonByReplacer(value);
+}
+
+/** The definition of `canonicalJson`: a JSON.stringify whose replacer sorts each object's keys. */
+function canonicalJsonByReplacer(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
   );
+}
+
+/**
+ * `canonicalJson` of plain JSON data, or undefined where the walk does not reproduce the replacer
+ * and leaves the value to it: anything not a string, finite number, boolean, null, dense array or
+ * plain object; a `toJSON` method; a key starting with a digit (the replacer's sorted copy lists
+ * array-index keys first, in numeric order, as every object does); nesting past MAX_JSON_DEPTH.
+ * A getter is read here and, should the walk give up further on, once more by the replacer.
+ */
+function plainCanonicalJson(value: unknown, depth: number): string | undefined {
+  if (typeof value === 'string') return JSON.stringify(value);
+  // A finite number's JSON text is its ECMAScript string (-0 included, which both write as 0).
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined;
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (value === null) return 'null';
+  if (typeof value !== 'object' || depth >= MAX_JSON_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined;
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i++) {
+      const item = i in value ? plainCanonicalJson(value[i], depth + 1) : undefined;
+      if (item === undefined) return undefined;
+      text += i === 0 ? item : `,${item}`;
+    }
+    return `${text}]`;
+  }
+  if (!hasPlainPrototype(value)) return undefined;
+  // Default sort: UTF-16 code units, the replacer's order.
+  const keys = Object.keys(value).sort();
+  let text = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const first = key.charCodeAt(0);
+    if (first >= 0x30 && first <= 0x39) return undefined;
+    const item = plainCanonicalJson((value as Record<string, unknown>)[key], depth + 1);
+    if (item === undefined) return undefined;
+    text += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${item}`;
+  }
+  return `${text}}`;
 }
 
 /** True for a JSON object: not null, not an array. */

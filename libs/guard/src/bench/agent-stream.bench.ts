@@ -71,6 +71,7 @@ export async function benchAgentStream(): Promise<void> {
     value: g,
     baseline: 'the same Mastra agent and stream, unguarded',
     baselineValue: p,
+    target: { on: 'ratio', atMost: 1.5, source: 'issue 22: guarded stream ≤ 1.5x unguarded' },
   });
   console.log(
     `agent-stream: ${CHUNKS} chunks, median of ${ROUNDS}: unguarded ${p.toFixed(1)} ms, guarded ${g.toFixed(1)} ms, ratio ${(g / p).toFixed(2)}x (${((g - p) / CHUNKS * 1000).toFixed(1)} µs per chunk added)`,

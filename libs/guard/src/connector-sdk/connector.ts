@@ -1,6 +1,5 @@
 import { createTool, noopObserve, type Tool, type ToolObserve } from '@mastra/core/tools';
 import { RequestContext } from '@mastra/core/request-context';
-import { createHash } from 'node:crypto';
 import { context } from '@opentelemetry/api';
 import { canonicalJson, cloneJson, GatehouseError, type JsonValue } from '@gatehouse/contracts';
 import { MAX_APPROVAL_WAIT_MS } from '@gatehouse/approvals';
@@ -20,6 +19,7 @@ import { GUARDRAIL_APPROVAL_CONTEXT_KEY, ISOLATION_SCOPE_CONTEXT_KEY, IDEMPOTENC
 import { EgressDeniedError, egressFetch, type EgressGuardedFetch } from './egress/index.js';
 import { egressHookOf, hookedEgressFetch } from './egress/egress-hooks.js';
 import { judgeEdit } from './edit-judge.js';
+import { sha256Hex } from './digest.js';
 import { CONNECTOR_DECISIONS, decisionOf, isConnectorDecisionCode, policyOf } from './decisions.js';
 import { ConnectorEvaluatorError, ConnectorPolicyError, ConnectorStoreError, ConnectorValidationError, type ConnectorStoreName, type ConnectorStoreOperation } from './errors.js';
 import { type ResolvedManifest, resolveManifest } from './manifest.js';
@@ -67,6 +67,8 @@ interface Internals {
   readonly contextGrants: 'bound' | 'reusable';
   /** Context grants this connector has run on (digests of the grant): each authorizes one execution. */
   readonly usedGrants: Set<string>;
+  /** Rate-limit storage keys by tenant: a pure function of tenant and connector id, remembered. */
+  readonly rateKeys: Map<string, string>;
   toolExecute?: unknown;
 }
 
@@ -75,6 +77,19 @@ interface Internals {
  * refused (fail closed) rather than forgotten, since forgetting one would let it run again.
  */
 const MAX_USED_GRANTS = 100_000;
+/** At most this many tenants' rate-limit keys are remembered per connector; past it the memo starts over. */
+const MAX_RATE_KEYS = 1_024;
+
+/** The storage key of this connector's budget for `tenant`, hashed once per tenant. */
+function rateKeyOf(c: Internals, tenant: string): string {
+  let key = c.rateKeys.get(tenant);
+  if (key === undefined) {
+    if (c.rateKeys.size >= MAX_RATE_KEYS) c.rateKeys.clear();
+    key = rateLimitStorageKey({ tenant, connectorId: c.id });
+    c.rateKeys.set(tenant, key);
+  }
+  return key;
+}
 
 interface ResolvedApprovals {
   readonly gateway: ApprovalGateway;
@@ -287,6 +302,7 @@ export function createConnector<I, O>(config: ConnectorConfig<I, O>): Connector<
     approvals,
     contextGrants: config.contextGrants ?? 'bound',
     usedGrants: new Set(),
+    rateKeys: new Map(),
     fetch: egressFetch({
       allowedHosts: resolved.egress,
       connectorId: config.id,
@@ -410,9 +426,11 @@ function validate(internals: Internals, phase: 'input' | 'output', value: unknow
 
 /** The gate in the call's `execute_tool` span: each decision of the call, and its execution, are the span's children. */
 async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<unknown> {
-  const span = startToolCall(c.id, call.toolCallId, call.entryPoint, auditContextFromRequestContext(call.requestContext));
+  // Read once: the span names the call's tenant and run, the gate records with the same context.
+  const auditContext = auditContextFromRequestContext(call.requestContext);
+  const span = startToolCall(c.id, call.toolCallId, call.entryPoint, auditContext);
   try {
-    const output = await context.with(span.context, () => runGatedCall(c, input, call));
+    const output = await context.with(span.context, () => runGatedCall(c, input, call, auditContext));
     span.end();
     return output;
   } catch (error) {
@@ -422,8 +440,17 @@ async function runGated(c: Internals, input: unknown, call: CallInfo): Promise<u
   }
 }
 
+/** How many of `required` the caller does not hold (0: all held). */
+function missingPermissions(required: readonly string[], held: readonly string[]): number {
+  // A short list is searched; only a long one is worth indexing.
+  const index = held.length > 16 ? new Set(held) : undefined;
+  let missing = 0;
+  for (const permission of required) if (!(index ? index.has(permission) : held.includes(permission))) missing += 1;
+  return missing;
+}
+
 /** The gate: one evaluation per call, in a fixed order, each decision recorded. */
-async function runGatedCall(c: Internals, input: unknown, call: CallInfo): Promise<unknown> {
+async function runGatedCall(c: Internals, input: unknown, call: CallInfo, auditContext: AuditContext): Promise<unknown> {
   const started = performance.now();
   // When the gate began to judge its current decision: the call's start, then the grant's arrival.
   let gateStarted = started;
@@ -434,7 +461,7 @@ async function runGatedCall(c: Internals, input: unknown, call: CallInfo): Promi
     boundary: 'tool',
     action: 'tool.execute',
     resource: `connector:${c.id}`,
-    context: auditContextFromRequestContext(rc),
+    context: auditContext,
     ...(actor ? { actor: { ...actor, kind: actor.kind ?? 'human' } } : {}),
   };
   // Once the call has an approval, every later record names it: request, decision and execution correlate.
@@ -499,9 +526,10 @@ async function runGatedCall(c: Internals, input: unknown, call: CallInfo): Promi
   // 3. Required permissions: before dry run and before the grant.
   const required = manifest.requiredPermissions ?? [];
   if (required.length > 0) {
-    const held = permissions.state === 'valid' ? new Set(permissions.value.permissions) : new Set<string>();
+    const held = permissions.state === 'valid' ? permissions.value.permissions : [];
     const version = permissions.state === 'valid' ? permissions.value.policyVersion : undefined;
-    if (!required.every((p) => held.has(p))) await deny('CONNECTOR.PERMISSION_MISSING', { missing: required.filter((p) => !held.has(p)).length, ...(version === undefined ? {} : { permissionPolicyVersion: version }) });
+    const missing = missingPermissions(required, held);
+    if (missing > 0) await deny('CONNECTOR.PERMISSION_MISSING', { missing, ...(version === undefined ? {} : { permissionPolicyVersion: version }) });
   }
 
   const egressHook = egressHookOf(rc);
@@ -533,7 +561,7 @@ async function runGatedCall(c: Internals, input: unknown, call: CallInfo): Promi
       if (shaped.every((g) => g.tenant === undefined || g.argumentsHash === undefined)) return deny('CONNECTOR.GRANT_UNBOUND');
       const argumentsHash = isJsonNative(input) ? argumentsHashOf(input as JsonValue) : undefined;
       grant = shaped.find((g) => g.tenant === tenant && g.argumentsHash === argumentsHash);
-      if (grant) contextGrantToUse = createHash('sha256').update(canonicalJson(grant as unknown as JsonValue)).digest('hex');
+      if (grant) contextGrantToUse = sha256Hex(canonicalJson(grant as unknown as JsonValue));
     }
     if (grant) {
       if (grant.approvalId !== undefined) approvalDetail = { approvalId: grant.approvalId };
@@ -701,7 +729,7 @@ async function runGatedCall(c: Internals, input: unknown, call: CallInfo): Promi
   if (c.resolved.rateLimit && c.rateLimitStore) {
     let decision;
     try {
-      decision = await c.rateLimitStore.consume(rateLimitStorageKey({ tenant, connectorId: c.id }), c.resolved.rateLimit, { tenant });
+      decision = await c.rateLimitStore.consume(rateKeyOf(c, tenant), c.resolved.rateLimit, { tenant });
       if (decision === null || typeof decision !== 'object' || typeof decision.allowed !== 'boolean') throw new TypeError('bad rate-limit answer');
     } catch (error) {
       await release('CONNECTOR.RATE_LIMIT_STORE_FAILED', true);

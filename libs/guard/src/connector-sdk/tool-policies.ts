@@ -3,6 +3,7 @@ import { declaredEgressWithin } from './egress/index.js';
 import { type ToolCallContext, type ToolPolicyDecision, type ToolPolicyEvaluator } from './types.js';
 
 const ALLOW: ToolPolicyDecision = Object.freeze({ allowed: true });
+const EGRESS_NOT_ALLOWED: ToolPolicyDecision = Object.freeze({ allowed: false, code: 'CONNECTOR.EGRESS_NOT_ALLOWED' });
 
 /** The input field through which a direct call could smuggle Mastra's background-task override. */
 export const LLM_BACKGROUND_OVERRIDE_KEY = '_background';
@@ -19,11 +20,19 @@ export function isTenantIsolationEvaluator(value: unknown): boolean {
 export function networkEgress(options: { readonly allowedDomains: readonly string[] }): ToolPolicyEvaluator {
   readOptions('networkEgress', options, ['allowedDomains']);
   const allowed = [...options.allowedDomains];
+  // The verdict on a frozen declaration (every connector's resolved manifest) cannot change from
+  // one call to the next, and the allowlist is this evaluator's own copy: judged once per list.
+  const verdicts = new WeakMap<readonly string[], ToolPolicyDecision>();
   return Object.freeze({
     name: 'networkEgress',
     evaluate: (_input: unknown, call: ToolCallContext): ToolPolicyDecision => {
-      const outside = declaredEgressWithin(call.manifest.egress ?? [], allowed);
-      return outside.length === 0 ? ALLOW : { allowed: false, code: 'CONNECTOR.EGRESS_NOT_ALLOWED' };
+      const declared = call.manifest.egress ?? [];
+      const frozen = Object.isFrozen(declared);
+      const known = frozen ? verdicts.get(declared) : undefined;
+      if (known !== undefined) return known;
+      const verdict = declaredEgressWithin(declared, allowed).length === 0 ? ALLOW : EGRESS_NOT_ALLOWED;
+      if (frozen) verdicts.set(declared, verdict);
+      return verdict;
     },
   });
 }

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { canonicalJson, cloneJson, type JsonValue } from '@gatehouse/contracts';
 import { readContextValue } from '../context.js';
+import { sha256Hex } from './digest.js';
 import { isJsonNative } from './stores/json-native.js';
 import {
   CONNECTOR_EXECUTION_CONTEXT_KEY,
@@ -147,7 +147,7 @@ export function grantMatches(
 
 /** The arguments hash a bound context grant names: hex sha-256 of the arguments' canonical JSON. */
 export function argumentsHashOf(input: JsonValue): string {
-  return createHash('sha256').update(canonicalJson(input)).digest('hex');
+  return sha256Hex(canonicalJson(input));
 }
 
 /**

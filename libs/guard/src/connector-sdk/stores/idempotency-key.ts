@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../digest.js';
 
 /**
  * The opaque storage key of a business idempotency key: a hash over the JSON array of its
@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
  * tenant it authenticated the caller for, and answers only that caller's tenant.
  */
 export function idempotencyStorageKey(scope: { readonly tenant: string; readonly connectorId: string; readonly key: string }): string {
-  return createHash('sha256').update(JSON.stringify(['gatehouse.idempotency.v2', scope.tenant, scope.connectorId, scope.key])).digest('hex');
+  return sha256Hex(JSON.stringify(['gatehouse.idempotency.v2', scope.tenant, scope.connectorId, scope.key]));
 }
 
 /** The storage key of a rate-limit budget, scoped the same way. */
 export function rateLimitStorageKey(scope: { readonly tenant: string; readonly connectorId: string }): string {
-  return createHash('sha256').update(JSON.stringify(['gatehouse.rate.v1', scope.tenant, scope.connectorId])).digest('hex');
+  return sha256Hex(JSON.stringify(['gatehouse.rate.v1', scope.tenant, scope.connectorId]));
 }

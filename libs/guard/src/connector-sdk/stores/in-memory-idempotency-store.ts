@@ -1,18 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import {
-  cloneJson,
-  createEvent,
-  type JsonValue,
-  LedgerKeyCompletedV1,
-  LedgerKeyFailedV1,
-  LedgerKeyReconciledV1,
-  LedgerKeyReservedV1,
-  LedgerKeyTakenOverV1,
-} from '@gatehouse/contracts';
+import { cloneJson, createEvent, type JsonValue, LedgerKeyReconciledV1, LedgerKeyTakenOverV1 } from '@gatehouse/contracts';
 import { applyLedgerEvent, createLedgerState, isStale, type LedgerEvent, type Verdict } from '@gatehouse/ledger';
 import { ConnectorPolicyError } from '../errors.js';
 import { type IdempotencyLookup, type IdempotencyReservation, type IdempotencyStore } from '../types.js';
 import { isJsonNative } from './json-native.js';
+import { keyCompleted, keyFailed, keyReserved } from './ledger-events.js';
 
 const SOURCE = { source: 'guard:in-memory-ledger', tenant: 'local' };
 
@@ -42,13 +34,14 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     if (current?.status === 'completed') return { status: 'completed', result: cloneJson(current.result) };
     if (current?.status === 'ambiguous') return { status: 'ambiguous' };
     const leaseToken = randomUUID();
-    const meta = { ...SOURCE, subject: key };
     if (current?.status === 'pending') {
       if (!isStale(current, this.now())) return { status: 'pending' };
-      this.apply(createEvent(LedgerKeyTakenOverV1, meta, { key, previousLeaseToken: current.leaseToken, leaseToken, holder: options.holder, pendingTtlMs: options.pendingTtlMs }));
+      this.apply(createEvent(LedgerKeyTakenOverV1, { ...SOURCE, subject: key }, { key, previousLeaseToken: current.leaseToken, leaseToken, holder: options.holder, pendingTtlMs: options.pendingTtlMs }));
       return { status: 'reserved', leaseToken, takenOver: true };
     }
-    this.apply(createEvent(LedgerKeyReservedV1, meta, { key, connectorId: 'local', leaseToken, holder: options.holder, pendingTtlMs: options.pendingTtlMs }));
+    // The hot path (every idempotent call reserves, then completes) builds its events without a
+    // zod pass where none could fail; a malformed key or option still fails as the codec fails.
+    this.apply(keyReserved(key, leaseToken, options.holder, options.pendingTtlMs));
     this.evict();
     return { status: 'reserved', leaseToken, takenOver: false };
   }
@@ -65,13 +58,13 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       await this.fail(key, leaseToken, { code: 'CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON', retryable: false });
       throw storeError('CONNECTOR.IDEMPOTENCY_RESULT_NOT_JSON', 'connector result is not JSON-native and was not recorded');
     }
-    const verdict = this.apply(createEvent(LedgerKeyCompletedV1, { ...SOURCE, subject: key }, { key, leaseToken, ...(result === undefined ? {} : { result: cloneJson(result) }) }));
+    const verdict = this.apply(keyCompleted(key, leaseToken, result));
     if (verdict.kind !== 'accepted') throw leaseLost();
     this.evict();
   }
 
   async fail(key: string, leaseToken: string, failure: { code: string; retryable: boolean }): Promise<void> {
-    this.apply(createEvent(LedgerKeyFailedV1, { ...SOURCE, subject: key }, { key, leaseToken, code: failure.code, retryable: failure.retryable }));
+    this.apply(keyFailed(key, leaseToken, failure.code, failure.retryable));
   }
 
   async reconcile(key: string, leaseToken: string, outcome: { outcome: 'already-applied' | 'not-applied'; result?: JsonValue | undefined }): Promise<void> {

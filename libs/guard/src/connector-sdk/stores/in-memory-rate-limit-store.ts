@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { createEvent, LedgerRateConsumedV1 } from '@gatehouse/contracts';
 import { applyLedgerEvent, createLedgerState } from '@gatehouse/ledger';
+import { rateConsumed } from './ledger-events.js';
 import { type RateLimitAlgorithm, type RateLimitDecision, type RateLimitStore } from '../types.js';
 
 /**
@@ -20,13 +19,8 @@ export class InMemoryRateLimitStore implements RateLimitStore {
   }
 
   async consume(key: string, limit: { count: number; windowMs: number; algorithm?: RateLimitAlgorithm }): Promise<RateLimitDecision> {
-    const event = createEvent(LedgerRateConsumedV1, { source: 'guard:in-memory-ledger', tenant: 'local', subject: key }, {
-      budgetKey: key,
-      claimId: randomUUID(),
-      algorithm: limit.algorithm ?? 'fixed-window',
-      count: limit.count,
-      windowMs: limit.windowMs,
-    });
+    // Built without a zod pass where none could fail; a malformed key or limit fails as the codec fails.
+    const event = rateConsumed(key, limit.algorithm ?? 'fixed-window', limit.count, limit.windowMs);
     const verdict = applyLedgerEvent(this.state, event, this.now());
     if (verdict.kind === 'admitted') return { allowed: true, remaining: verdict.remaining, resetAt: verdict.resetAt };
     if (verdict.kind === 'refused') return { allowed: false, remaining: 0, resetAt: verdict.resetAt };
