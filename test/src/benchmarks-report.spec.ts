@@ -23,13 +23,17 @@ describe('docs/benchmarks.md', () => {
       'libs/guard/src/bench/gatekeeper.bench.ts',
       'libs/guard/src/bench/gateway-start.bench.ts',
       'libs/guard/src/bench/schema-guardrail.bench.ts',
+      'libs/guard/src/bench/secrets-peer.bench.ts',
       'services/approval/src/bench/approval.bench.ts',
       'services/approval/src/bench/cold-start.bench.ts',
       'services/audit-export/src/bench/cold-start.bench.ts',
       'services/audit-export/src/bench/export.bench.ts',
+      'services/audit-export/src/bench/scale-out.bench.ts',
       'services/idempotency-ledger/src/bench/cold-start.bench.ts',
       'services/idempotency-ledger/src/bench/ledger.bench.ts',
+      'services/idempotency-ledger/src/bench/scale-out.bench.ts',
       'services/policy/src/bench/cold-start.bench.ts',
+      'test/load/load.bench.mjs',
     ]);
     for (const record of committed.results) {
       expect({ figure: `${record.benchmark} / ${record.case} / ${record.metric}`, problems: benchRecordProblems(record) }).toEqual({
