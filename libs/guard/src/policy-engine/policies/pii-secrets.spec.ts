@@ -209,6 +209,7 @@ describe('piiSecrets', () => {
       ['basic auth in an https URL', 'curl https://deploy:tr0ub4dor@artifacts.example.com/upload'],
       ['a MongoDB SRV string', '"mongodb+srv://svc:pa55word1@cluster0.example.net/app"'],
       ['a short weak password', 'redis://default:hunter2@cache:6379'],
+      ['an upper-case scheme', 'POSTGRES://app:s3cretpw@db.internal:5432/orders'],
     ])('detects %s', async (_label, text) => expect(await fires('credentialUrl', text)).toBe(true));
     it.each([
       ['a URL with a user and no password', 'postgres://app@db.example.com:5432/app'],

@@ -43,9 +43,9 @@ const TOKEN = new RegExp(String.raw`(?<![A-Za-z0-9])(?:${VENDOR_TOKENS.join('|')
 export const scanVendorTokens: Scanner = regexScanner(TOKEN);
 
 // scheme://user:password@host — any scheme (https, ftp, postgres, mysql, mongodb+srv, redis,
-// amqp, ...). Group 1, the password, is what is reported; the host is a lookahead so the match
-// ends with the password, as regexScanner's group needs.
-const CREDENTIAL_URL = /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/?#@"'`<>]{1,256}:([^\s/?#@"'`<>]{1,256})(?=@[A-Za-z0-9.-]{1,253})/g;
+// amqp, ...), in either case (`POSTGRES://` connects as well). Group 1, the password, is what is
+// reported; the host is a lookahead so the match ends with the password, as regexScanner's group needs.
+const CREDENTIAL_URL = /\b[A-Za-z][A-Za-z0-9+.-]{1,20}:\/\/[^\s:/?#@"'`<>]{1,256}:([^\s/?#@"'`<>]{1,256})(?=@[A-Za-z0-9.-]{1,253})/g;
 // A password that names where it comes from, or stands for one: `${DB_PASSWORD}`, `$PASS`,
 // `<password>`, `****`, `{{secret}}`, `%(pw)s`, or a fill-in word.
 const PLACEHOLDER_PASSWORD = /^(?:\$\{.*\}|\$[A-Za-z_][A-Za-z0-9_]*|<[^>]*>|\{\{.*\}\}|%\(.*\)s|\*+|x+|\.\.\.|password|passwd|pass|secret|changeme|pwd)$/i;
