@@ -16,7 +16,7 @@ export default tseslint.config(
         {
           enforceBuildableLibDependency: false,
           // Shared test and benchmark tooling at the workspace root (not a project of its own).
-          allow: ['tools/readme-examples\.mjs$', 'tools/bench-results\.mjs$', 'tools/bench-report\.mjs$', 'tools/jest-summary-reporter\.mjs$'],
+          allow: ['tools/readme-examples\.mjs$', 'tools/bench-results\.mjs$', 'tools/bench-report\.mjs$', 'tools/bench-limits\.mjs$', 'tools/profile-summary\.mjs$', 'tools/jest-summary-reporter\.mjs$'],
           depConstraints: [
             { sourceTag: 'scope:contracts', onlyDependOnLibsWithTags: [] },
             // Domain code (the folds, the policies, the JSON Schema engine): pure, on contracts alone.
