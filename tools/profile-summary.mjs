@@ -80,13 +80,16 @@ function percent(ms, totalMs) {
   return `${((100 * ms) / totalMs).toFixed(1)}%`;
 }
 
+// A RegExp's compiled code is named by its source, which may hold `|`: escaped, it stays in its cell.
+const cellText = (text) => text.replaceAll('|', '\\|');
+
 function topRows(map, totalMs, top) {
   return [...map.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([key, ms]) => {
       const [name, at] = key.split('\u0000');
-      return `| \`${name}\` | ${at === '' ? '–' : `\`${at}\``} | ${ms.toFixed(0)} ms | ${percent(ms, totalMs)} |`;
+      return `| \`${cellText(name)}\` | ${at === '' ? '–' : `\`${cellText(at)}\``} | ${ms.toFixed(0)} ms | ${percent(ms, totalMs)} |`;
     });
 }
 

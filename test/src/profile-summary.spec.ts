@@ -46,5 +46,8 @@ describe('tools/profile-summary.mjs', () => {
     expect(markdown).toContain('| kafkajs | 3 ms | 50.0% |\n| libs/guard | 2 ms | 33.3% |\n\n');
     expect(markdown).toContain('| `send` | `node_modules/kafkajs/src/producer/index.js:100` | 3 ms | 50.0% |');
     expect(markdown).toContain('| `main` | `libs/guard/dist/audit/kafka-sink.js:10` | 5 ms | 83.3% |');
+    // A RegExp's code is named by its source: its `|` must not split the row.
+    const regex = { ...profile, nodes: profile.nodes.map((n) => (n.id === 4 ? { ...n, callFrame: { functionName: 'RegExp: a|b', url: '', lineNumber: -1 } } : n)) };
+    expect(renderSummary(summarise([regex]), { top: 1 })).toContain('| `RegExp: a\\|b` | – | 3 ms | 50.0% |');
   });
 });
