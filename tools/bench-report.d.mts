@@ -1,3 +1,4 @@
+import type { BenchLimit } from './bench-limits.mjs';
 import type { BenchRecord } from './bench-results.mjs';
 
 /** docs/benchmarks.json: the figures and the machine and Node they were measured on. */
@@ -20,4 +21,5 @@ export function readBenchResults(file: string): BenchRecord[];
 export function benchReport(results: readonly BenchRecord[], options?: { wallSeconds?: number; date?: Date }): BenchReport;
 export function formatFigure(value: number): string;
 export function meetsTarget(record: BenchRecord): boolean;
-export function renderBenchmarksMarkdown(report: BenchReport): string;
+export function isPeerTarget(record: BenchRecord): boolean;
+export function renderBenchmarksMarkdown(report: BenchReport, options?: { limits?: readonly BenchLimit[] }): string;

@@ -81,8 +81,14 @@ try {
   console.log(`ledger: reserve+complete ${fmt(reserveComplete)} (${(reserveComplete.p50 / rawTwice.p50).toFixed(1)}x two raw round trips at p50)`);
   console.log(`ledger: rate-limit check ${fmt(rate)} (${(rate.p50 / raw.p50).toFixed(1)}x one raw round trip at p50)`);
   const cases = [
-    { case: `reserve + complete (${CALLS} sequential, loopback)`, measured: reserveComplete, baseline: 'two POST /v1/ledger/echo in a row: same HTTP stack, JSON and filters, no ledger work', base: rawTwice },
-    { case: `rate-limit check (${CALLS} sequential, loopback)`, measured: rate, baseline: 'POST /v1/ledger/echo: same HTTP stack, JSON and filters, no ledger work', base: raw },
+    {
+      case: `reserve + complete (${CALLS} sequential, loopback)`,
+      measured: reserveComplete,
+      baseline: 'two POST /v1/ledger/echo in a row: same HTTP stack, JSON and filters, no ledger work',
+      base: rawTwice,
+      p50Target: { on: 'ratio', atMost: 3, source: 'issue 22: ledger reserve + complete p50 ≤ 3x two raw HTTP round trips' } as const,
+    },
+    { case: `rate-limit check (${CALLS} sequential, loopback)`, measured: rate, baseline: 'POST /v1/ledger/echo: same HTTP stack, JSON and filters, no ledger work', base: raw, p50Target: undefined },
   ];
   for (const c of cases) {
     for (const quantile of ['p50', 'p99'] as const) {
@@ -95,6 +101,7 @@ try {
         value: c.measured[quantile],
         baseline: c.baseline,
         baselineValue: c.base[quantile],
+        ...(quantile === 'p50' && c.p50Target !== undefined ? { target: c.p50Target } : {}),
       });
     }
   }
