@@ -22,7 +22,7 @@ export function ownerOf(url, functionName) {
     return '(native)';
   }
   if (url.startsWith('node:')) return 'node';
-  const file = url.startsWith('file://') ? fileURLToPath(url) : url;
+  const file = fileOf(url);
   const modules = file.lastIndexOf('/node_modules/');
   if (modules >= 0) {
     const parts = file.slice(modules + '/node_modules/'.length).split('/');
@@ -34,10 +34,12 @@ export function ownerOf(url, functionName) {
   return ['libs', 'services'].includes(parts[0]) ? `${parts[0]}/${parts[1]}` : parts[0];
 }
 
+const fileOf = (url) => (url.startsWith('file://') ? fileURLToPath(url) : url);
+
 function where(frame) {
   const { url, lineNumber } = frame;
   if (url === '') return '';
-  const file = url.startsWith('file://') ? fileURLToPath(url) : url;
+  const file = fileOf(url);
   const modules = file.lastIndexOf('/node_modules/');
   const shown = modules >= 0 ? file.slice(modules + 1) : file.startsWith(ROOT) ? path.relative(ROOT, file) : file;
   return `${shown}:${lineNumber + 1}`;
@@ -54,7 +56,9 @@ export function summarise(profiles) {
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
     const parent = new Map();
     for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-    const keyOf = (n) => `${n.callFrame.functionName || '(anonymous)'}\u0000${where(n.callFrame)}`;
+    // A node's key and owner, worked out once: every sample walks its whole stack.
+    const keys = new Map(profile.nodes.map((n) => [n.id, `${n.callFrame.functionName || '(anonymous)'}\u0000${where(n.callFrame)}`]));
+    const keyOf = (n) => keys.get(n.id);
     for (let i = 0; i < profile.samples.length; i++) {
       // A sample's weight is the time until the next one (the last takes the mean).
       const ms = (i + 1 < profile.timeDeltas.length ? profile.timeDeltas[i + 1] : profile.timeDeltas[i]) / 1000;
